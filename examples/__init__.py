@@ -1,0 +1,1 @@
+"""Example agents; each module defines ``agent`` (and usually ``card``)."""

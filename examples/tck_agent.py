@@ -1,0 +1,113 @@
+"""The agent the official A2A conformance kit (a2aproject/a2a-tck, branch 1.0-dev) expects.
+
+The kit drives the agent through the ``messageId`` prefix of each message (its
+``scenarios/*.feature`` files list them). Serve it with:
+
+    python -m a2a_adapters serve examples.tck_agent:agent --card examples.tck_agent:card
+
+It only uses the agent API and ``anyio.sleep``, so it runs unchanged on asyncio and trio.
+"""
+
+from collections.abc import AsyncIterator
+
+import anyio
+
+from a2a_core import (
+    AgentCard,
+    AgentContext,
+    AgentSkill,
+    Artifact,
+    ArtifactChunk,
+    Part,
+    Update,
+    completed,
+    input_required,
+    rejected,
+    reply,
+    text_artifact,
+    working,
+)
+
+card = AgentCard(
+    name="a2a-sansio TCK agent",
+    description="Behaves as the A2A conformance kit asks, by messageId prefix.",
+    version="1.0.0",
+    skills=(
+        AgentSkill(
+            id="tck",
+            name="TCK Conformance",
+            description="Handles TCK conformance test messages",
+            tags=("tck",),
+        ),
+    ),
+)
+
+#: How long ``test-resubscribe-message-id`` stays working (twice the kit's streaming timeout).
+RESUBSCRIBE_SECONDS = 4.0
+
+_FILE = Part(raw=b"tck", media_type="text/plain", filename="output.txt")
+_FILE_URL = Part(
+    url="https://example.com/output.txt", media_type="text/plain", filename="output.txt"
+)
+
+
+def _artifact(part: Part) -> Artifact:
+    return Artifact(artifact_id="", parts=(part,))
+
+
+def _streamed(text_or_part: str | Part) -> list[Update]:
+    part = text_or_part if isinstance(text_or_part, Part) else Part(text=text_or_part)
+    return [working(), ArtifactChunk(_artifact(part), last_chunk=True), completed()]
+
+
+#: Prefix -> what the agent does. Longer prefixes come first where one extends another.
+_SCRIPTS: list[tuple[str, list[Update]]] = [
+    ("tck-complete-task", [completed("Hello from TCK")]),
+    ("tck-artifact-text", [ArtifactChunk(text_artifact("Generated text content")), completed()]),
+    ("tck-artifact-file-url", [ArtifactChunk(_artifact(_FILE_URL)), completed()]),
+    ("tck-artifact-file", [ArtifactChunk(_artifact(_FILE)), completed()]),
+    (
+        "tck-artifact-data",
+        [ArtifactChunk(_artifact(Part(data={"key": "value", "count": 42}))), completed()],
+    ),
+    ("tck-message-response", [reply("Direct message response")]),
+    ("tck-input-required", [input_required()]),
+    ("tck-reject-task", [rejected("rejected")]),
+    ("tck-stream-001", _streamed("Stream hello from TCK")),
+    ("tck-stream-002", [completed()]),
+    ("tck-stream-003", _streamed("Stream task lifecycle")),
+    ("tck-stream-ordering-001", _streamed("Ordered output")),
+    ("tck-stream-artifact-text", _streamed("Streamed text content")),
+    ("tck-stream-artifact-file", _streamed(_FILE)),
+    (
+        "tck-stream-artifact-chunked",
+        [
+            working(),
+            ArtifactChunk(
+                Artifact(artifact_id="chunked", parts=(Part(text="chunk-1 "),)), append=True
+            ),
+            ArtifactChunk(
+                Artifact(artifact_id="chunked", parts=(Part(text="chunk-2"),)),
+                append=True,
+                last_chunk=True,
+            ),
+            completed(),
+        ],
+    ),
+]
+
+
+async def agent(ctx: AgentContext) -> AsyncIterator[Update]:
+    """Play the script for the message's prefix."""
+    message_id = ctx.message.message_id
+    if message_id.startswith("test-resubscribe-message-id"):
+        yield working()
+        await anyio.sleep(RESUBSCRIBE_SECONDS)
+        yield completed()
+        return
+    for prefix, updates in _SCRIPTS:
+        if message_id.startswith(prefix):
+            for update in updates:
+                yield update
+            return
+    yield completed(f"Unhandled messageId prefix: {message_id}")

@@ -1,0 +1,19 @@
+"""a2a_adapters: run the sans-IO A2A core for real, on asyncio (Quart) and trio.
+
+``serve(agent)`` is all most users need; the ``quart`` package mounts A2A into an existing Quart
+application, and ``stores`` holds the task stores.
+"""
+
+from ._agents import AgentRegistry, load_object
+from ._serve import build_engine, default_card, serve
+from .stores import MemoryStore, TaskStore
+
+__all__ = [
+    "AgentRegistry",
+    "MemoryStore",
+    "TaskStore",
+    "build_engine",
+    "default_card",
+    "load_object",
+    "serve",
+]

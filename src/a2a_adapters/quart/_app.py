@@ -1,0 +1,59 @@
+"""The Quart glue: an HTTP request in, the engine's answer out. Nothing else.
+
+:func:`a2a_blueprint` mounts A2A into any Quart application at any path; :func:`create_app` is a
+ready application with just that blueprint.
+"""
+
+from quart import Blueprint, Quart, Response, request
+from werkzeug.datastructures import Headers
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from a2a_core import Caller, HttpRequest, HttpResponse
+
+from ._engine import Engine
+
+__all__ = ["a2a_blueprint", "create_app"]
+
+_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+#: Until authentication is configured, every caller is the same anonymous principal.
+ANONYMOUS = Caller("anonymous")
+
+
+def a2a_blueprint(engine: Engine, *, name: str = "a2a") -> Blueprint:
+    """A blueprint serving A2A; register it with ``url_prefix`` to mount it anywhere."""
+    blueprint = Blueprint(name, __name__)
+
+    @blueprint.route("/", defaults={"subpath": ""}, methods=_METHODS)
+    @blueprint.route("/<path:subpath>", methods=_METHODS)
+    async def a2a(subpath: str) -> Response:
+        path = "/" + subpath
+        base_url = request.base_url[: len(request.base_url) - len(path)]
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        try:
+            body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
+        except RequestEntityTooLarge:
+            return _to_quart(engine.core.too_large())
+        query = request.query_string.decode("latin-1")
+        core_request = HttpRequest(request.method, path, headers, body, query)
+        return _to_quart(await engine.handle(core_request, ANONYMOUS, base_url))
+
+    return blueprint
+
+
+def create_app(engine: Engine) -> Quart:
+    """A Quart application serving A2A at its root."""
+    app = Quart("a2a_adapters")
+    # Quart stops buffering a body past this size, so a huge body is never read into memory.
+    app.config["MAX_CONTENT_LENGTH"] = engine.core.config.max_body_bytes
+    app.register_blueprint(a2a_blueprint(engine))
+
+    @app.after_serving
+    async def stop_runs() -> None:
+        await engine.aclose()
+
+    return app
+
+
+def _to_quart(response: HttpResponse) -> Response:
+    return Response(response.body, status=response.status, headers=Headers(list(response.headers)))

@@ -1,0 +1,142 @@
+"""The in-memory store: the default, for one process.
+
+Records live in a dict by task id. Listings come from per-owner (and per owner-and-context)
+indexes kept sorted by (status timestamp, task id), so a page costs a binary search plus the
+records it returns, never a scan of every task. The store is synchronous underneath; its methods
+are ``async`` only to fit the contract, and none of them awaits, so a commit is atomic with
+respect to the event loop.
+"""
+
+import bisect
+from collections.abc import Sequence
+from datetime import datetime
+
+from a2a_core import (
+    Cursor,
+    Delete,
+    ListQuery,
+    Owner,
+    Page,
+    Put,
+    Reads,
+    Snapshot,
+    TaskRecord,
+    UsageError,
+    Write,
+)
+
+__all__ = ["MemoryStore"]
+
+_Key = tuple[datetime, str]
+
+
+class _SortedIndex:
+    """Task keys in ascending (updated_at, id) order."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self) -> None:
+        self.keys: list[_Key] = []
+
+    def add(self, key: _Key) -> None:
+        bisect.insort(self.keys, key)
+
+    def remove(self, key: _Key) -> None:
+        index = bisect.bisect_left(self.keys, key)
+        if index < len(self.keys) and self.keys[index] == key:
+            del self.keys[index]
+
+    def newest_first(self, before: _Key | None, since: datetime | None) -> list[_Key]:
+        """Keys strictly older than ``before`` and not older than ``since``, newest first."""
+        stop = len(self.keys) if before is None else bisect.bisect_left(self.keys, before)
+        start = 0 if since is None else bisect.bisect_left(self.keys, (since, ""))
+        return self.keys[start:stop][::-1]
+
+    def count_since(self, since: datetime | None) -> int:
+        if since is None:
+            return len(self.keys)
+        return len(self.keys) - bisect.bisect_left(self.keys, (since, ""))
+
+
+class MemoryStore:
+    """Tasks in a dict, listings from sorted per-owner indexes."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, TaskRecord] = {}
+        # (owner, None) indexes all of an owner's tasks; (owner, context_id) one context's.
+        self._indexes: dict[tuple[Owner, str | None], _SortedIndex] = {}
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    async def read(self, reads: Reads) -> Snapshot:
+        task = self._records.get(reads.task_id) if reads.task_id else None
+        page = self._page(reads.listing) if reads.listing is not None else None
+        return Snapshot(task=task, page=page)
+
+    async def commit(self, writes: Sequence[Write]) -> bool:
+        for write in writes:
+            current = self._records.get(_task_id(write))
+            if (current.version if current else 0) != write.expected:
+                return False
+        for write in writes:
+            self._apply(write)
+        return True
+
+    async def aclose(self) -> None:
+        self._records.clear()
+        self._indexes.clear()
+
+    def _apply(self, write: Write) -> None:
+        old = self._records.get(_task_id(write))
+        if old is not None:
+            self._unindex(old)
+        match write:
+            case Put(record=record):
+                if record.version != write.expected + 1:
+                    raise UsageError("a Put must advance the version by exactly one")
+                self._records[record.id] = record
+                self._index(record)
+            case Delete(task_id=task_id):
+                self._records.pop(task_id, None)
+
+    def _index(self, record: TaskRecord) -> None:
+        key = (record.updated_at, record.id)
+        for index_key in ((record.owner, None), (record.owner, record.task.context_id)):
+            self._indexes.setdefault(index_key, _SortedIndex()).add(key)
+
+    def _unindex(self, record: TaskRecord) -> None:
+        key = (record.updated_at, record.id)
+        for index_key in ((record.owner, None), (record.owner, record.task.context_id)):
+            index = self._indexes[index_key]
+            index.remove(key)
+            if not index.keys:
+                del self._indexes[index_key]
+
+    def _page(self, query: ListQuery) -> Page:
+        index = self._indexes.get((query.owner, query.context_id or None))
+        if index is None:
+            return Page((), 0, None)
+        cursor = (query.cursor.updated_at, query.cursor.task_id) if query.cursor else None
+        if query.state is None:
+            # Only the time filter applies: the index answers the count directly.
+            total = index.count_since(query.updated_since)
+            keys = index.newest_first(cursor, query.updated_since)[: query.page_size + 1]
+            records = [self._records[task_id] for _, task_id in keys]
+        else:
+            matching = [
+                self._records[task_id]
+                for _, task_id in index.newest_first(None, query.updated_since)
+                if self._records[task_id].state is query.state
+            ]
+            total = len(matching)
+            records = [r for r in matching if cursor is None or (r.updated_at, r.id) < cursor]
+        page = records[: query.page_size]
+        more = len(records) > query.page_size
+        last = page[-1] if page else None
+        next_cursor = Cursor(last.updated_at, last.id) if more and last else None
+        return Page(tuple(page), total, next_cursor)
+
+
+def _task_id(write: Write) -> str:
+    return write.record.id if isinstance(write, Put) else write.task_id

@@ -1,0 +1,197 @@
+"""What an agent sees and what it may produce.
+
+An agent is an async callable taking an :class:`AgentContext`. It either returns a result or is an
+async generator yielding updates; it may raise :class:`MissingInput` to ask the user something.
+The adapter runs it on its event loop and hands every yielded value, the return value or the
+exception to the core *as data*; :func:`normalize` below turns that value into updates the
+reducer understands. So the rules for what an agent may say live here, in one pure place, and
+are the same on asyncio and trio.
+
+What a value means:
+
+=====================  ==========================================  ===========================
+value                  yielded (progress)                          returned (final)
+=====================  ==========================================  ===========================
+``None``               nothing                                      nothing more
+``str``                status ``working`` with that text            ``completed`` with that text
+``Status``             that status (``input_required(…)``, …)       the same
+``Artifact``           a whole artifact                             the same
+``ArtifactChunk``      a chunk (``append`` / ``last_chunk``)        the same
+``Message``            a direct reply: the task completes with it   the same
+list / tuple           each item in turn                            the same
+=====================  ==========================================  ===========================
+
+When the run ends and the task is still submitted or working, it completes; a task the agent
+left waiting (input or auth required) keeps waiting for the user.
+
+Raising :class:`InputError` (or its alias :class:`MissingInput`) moves the task to
+``input-required`` with the exception's text as the question; the user's answer re-runs the agent
+over the whole conversation. Any other exception fails the task.
+"""
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import attrs
+
+from ._errors import InvalidAgentResponseError
+from ._model import Artifact, Message, Metadata, Part, Role, TaskState
+
+__all__ = [
+    "Agent",
+    "AgentContext",
+    "ArtifactChunk",
+    "InputError",
+    "MissingInput",
+    "Status",
+    "Update",
+    "agent_message",
+    "auth_required",
+    "completed",
+    "exception_status",
+    "failed",
+    "input_required",
+    "normalize",
+    "rejected",
+    "reply",
+    "text_artifact",
+    "working",
+]
+
+
+@attrs.frozen
+class AgentContext:
+    """Everything an agent run knows: the task, the conversation so far, and who asked."""
+
+    task_id: str
+    context_id: str
+    #: The user message that started this run.
+    message: Message
+    #: The whole conversation, oldest first, ending with :attr:`message`.
+    history: tuple[Message, ...]
+    #: The authenticated caller the task belongs to.
+    principal: str
+    tenant: str = ""
+    #: The skill the request was routed to ("" when the agent serves every request).
+    skill_id: str = ""
+    metadata: Metadata = attrs.field(factory=dict)
+    accepted_output_modes: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The text of the user's latest message."""
+        return self.message.text
+
+
+#: An agent: ``async def agent(ctx) -> result`` or ``async def agent(ctx): yield update``.
+Agent = Callable[[AgentContext], Awaitable[Any] | AsyncIterator[Any]]
+
+
+class InputError(Exception):
+    """The agent needs more (or different) input; the message is the question for the user."""
+
+
+#: The name the seed used; raising either has the same effect.
+MissingInput = InputError
+
+
+@attrs.frozen
+class Status:
+    """The agent moves its task to ``state``, optionally with a message for the user."""
+
+    state: TaskState
+    message: Message | None = None
+
+
+@attrs.frozen
+class ArtifactChunk:
+    """A piece of an artifact: ``append`` extends the one with the same id."""
+
+    artifact: Artifact
+    append: bool = False
+    last_chunk: bool = False
+
+
+def agent_message(text: str, *, metadata: Metadata | None = None) -> Message:
+    """A message from the agent; the core fills in its ids."""
+    return Message(message_id="", role=Role.AGENT, parts=(Part(text=text),), metadata=metadata)
+
+
+def _status(state: TaskState, text: str | None) -> Status:
+    return Status(state, agent_message(text) if text is not None else None)
+
+
+def working(text: str | None = None) -> Status:
+    """Progress: the task is being worked on."""
+    return _status(TaskState.WORKING, text)
+
+
+def input_required(question: str | None = None) -> Status:
+    """The task waits for the user's answer."""
+    return _status(TaskState.INPUT_REQUIRED, question)
+
+
+def auth_required(text: str) -> Status:
+    """The task waits for credentials (obtained out of band)."""
+    return _status(TaskState.AUTH_REQUIRED, text)
+
+
+def completed(text: str | None = None) -> Status:
+    """The task is done."""
+    return _status(TaskState.COMPLETED, text)
+
+
+def failed(text: str | None = None) -> Status:
+    """The task could not be done."""
+    return _status(TaskState.FAILED, text)
+
+
+def rejected(text: str | None = None) -> Status:
+    """The agent will not do the task."""
+    return _status(TaskState.REJECTED, text)
+
+
+def reply(text: str) -> Message:
+    """A direct reply: the send answers with this message rather than with a task."""
+    return agent_message(text)
+
+
+def text_artifact(text: str, *, name: str = "", artifact_id: str = "") -> Artifact:
+    """An artifact holding one text part (the core assigns an id when none is given)."""
+    return Artifact(artifact_id=artifact_id, parts=(Part(text=text),), name=name)
+
+
+#: A normalized agent update, as the reducer consumes it.
+Update = Status | ArtifactChunk | Message
+
+
+def normalize(value: Any, *, final: bool) -> list[Update]:
+    """The updates an agent's yielded (``final=False``) or returned (``final=True``) value means.
+
+    Raises :class:`InvalidAgentResponseError` for a value that means nothing in A2A.
+    """
+    match value:
+        case None:
+            return []
+        case str():
+            return [completed(value) if final else working(value)]
+        case Status() | ArtifactChunk() | Message():
+            return [value]
+        case Artifact():
+            return [ArtifactChunk(value, last_chunk=True)]
+        case list() | tuple():
+            return [update for item in value for update in normalize(item, final=False)]
+    raise InvalidAgentResponseError(
+        f"The agent produced a value of type {type(value).__name__}, which is not an A2A update"
+    )
+
+
+def exception_status(error: BaseException) -> Status:
+    """What an exception escaping the agent does to its task."""
+    if isinstance(error, InputError):
+        return input_required(str(error) or "More input is required.")
+    if isinstance(error, InvalidAgentResponseError):
+        return failed(error.message)
+    # The exception's text may hold internals (paths, queries, secrets): the client gets its
+    # type only; the adapter logs the traceback.
+    return failed(f"The agent failed ({type(error).__name__}).")

@@ -1,0 +1,95 @@
+"""Serving the Agent Card: what it claims, where it points, and how clients cache it.
+
+The card is the one document a client trusts before it has talked to us, so it must not lie:
+the capabilities come from the server's configuration (what the server really does), never from
+the user's template, and the interface URLs point where the server is actually reached.
+
+The rendered bytes and their ETag are cached per base URL. The cache is small and bounded
+because the base URL comes from the request's Host header, which a client controls.
+"""
+
+import hashlib
+from collections import OrderedDict
+from email.utils import format_datetime
+
+import attrs
+
+from ._card_model import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from ._config import CoreConfig
+from ._wire import dumps
+from ._wire_v1 import V1Codec
+
+__all__ = ["CardRenderer", "RenderedCard", "complete_card"]
+
+#: The protocol version our v1.0 interfaces declare.
+PROTOCOL_VERSION = "1.0"
+_CACHE_SIZE = 8
+
+
+def complete_card(config: CoreConfig) -> AgentCard:
+    """The user's card with what the wire requires filled in and capabilities set truthfully."""
+    card = config.card
+    skills = card.skills or (
+        AgentSkill(id="default", name=card.name, description=card.description, tags=("default",)),
+    )
+    capabilities = AgentCapabilities(
+        streaming=config.streaming,
+        push_notifications=config.push_notifications,
+        extensions=card.capabilities.extensions,
+        extended_agent_card=config.extended_card is not None,
+    )
+    return attrs.evolve(card, skills=skills, capabilities=capabilities)
+
+
+@attrs.frozen
+class RenderedCard:
+    """A card's JSON bytes and the validators a client may cache it by."""
+
+    body: bytes
+    etag: str
+
+
+class CardRenderer:
+    """Renders the public card for a base URL, memoizing the last few."""
+
+    def __init__(self, config: CoreConfig, codec: V1Codec) -> None:
+        self._config = config
+        self._codec = codec
+        self._card = complete_card(config)
+        self._cache: OrderedDict[str, RenderedCard] = OrderedDict()
+        self.last_modified = (
+            format_datetime(config.card_modified, usegmt=True) if config.card_modified else None
+        )
+
+    def card(self, base_url: str) -> AgentCard:
+        """The card as served from ``base_url`` (``public_url`` wins when configured)."""
+        card = self._card
+        if card.supported_interfaces:
+            return card  # the user pinned the interfaces explicitly
+        root = (self._config.public_url or base_url).rstrip("/")
+        url = root + self._config.rpc_path
+        interface = AgentInterface(
+            url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION
+        )
+        return attrs.evolve(card, supported_interfaces=(interface,))
+
+    def render(self, base_url: str) -> RenderedCard:
+        """The card's bytes and ETag for ``base_url``."""
+        key = self._config.public_url or base_url
+        rendered = self._cache.get(key)
+        if rendered is None:
+            body = dumps(self._codec.encode(self.card(base_url)))
+            rendered = RenderedCard(body, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
+            self._cache[key] = rendered
+            if len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return rendered
+
+
+def etag_matches(if_none_match: str, etag: str) -> bool:
+    """Whether an ``If-None-Match`` header names ``etag`` (weak comparison, RFC 9110 §13.1.2)."""
+    for candidate in if_none_match.split(","):
+        candidate = candidate.strip()
+        if candidate == "*" or candidate.removeprefix("W/") == etag:
+            return True
+    return False

@@ -1,0 +1,51 @@
+"""The server's settings, as the core needs them: fixed for the core's lifetime."""
+
+import enum
+from datetime import datetime
+
+import attrs
+
+from ._card_model import AgentCard
+
+__all__ = ["CoreConfig", "ErrorMapping"]
+
+
+class ErrorMapping(enum.Enum):
+    """Which version of the spec's error-to-HTTP-status table the REST binding follows."""
+
+    V1_0_1 = "1.0.1"
+    V1_0_0 = "1.0.0"
+
+
+def _positive(_: object, attribute: "attrs.Attribute[int]", value: int) -> None:
+    if value < 1:
+        raise ValueError(f"{attribute.name} must be at least 1, got {value}")
+
+
+@attrs.frozen
+class CoreConfig:
+    """Everything that shapes the core's answers.
+
+    ``card`` is the agent's self-description as the user wrote it; the core fills in the
+    interfaces (from where the request arrived, unless ``public_url`` pins them) and the
+    capabilities (from what this server actually does), so the card cannot claim a feature the
+    server lacks.
+    """
+
+    card: AgentCard
+    #: Where the JSON-RPC endpoint lives, relative to the server's root.
+    rpc_path: str = "/"
+    #: The externally visible base URL; ``None`` derives it from each request's Host.
+    public_url: str | None = None
+    streaming: bool = False
+    push_notifications: bool = False
+    extended_card: AgentCard | None = None
+    #: Requests with a larger body are refused before they are parsed.
+    max_body_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=_positive)
+    default_page_size: int = attrs.field(default=50, validator=_positive)
+    max_page_size: int = attrs.field(default=100, validator=_positive)
+    #: ``Cache-Control: max-age`` of the agent card, in seconds.
+    card_max_age: int = 300
+    #: ``Last-Modified`` of the agent card (the adapter passes its start time).
+    card_modified: datetime | None = None
+    error_mapping: ErrorMapping = ErrorMapping.V1_0_1

@@ -1,0 +1,66 @@
+"""The core as one object: the HTTP front, the reducer and the codec behind one small API.
+
+An adapter needs five calls, in this order, for every request:
+
+1. :meth:`Core.handle_http` answers at once, or returns a :class:`Dispatch`;
+2. :meth:`Core.needs` says what to read from the store for the dispatched call;
+3. :meth:`Core.decide` decides, given what was read, the time and an id source;
+4. the adapter commits the decision's writes (retrying from 2 on a version conflict) and
+   performs its effects;
+5. :meth:`Core.render` turns the reply into an HTTP response (for a blocking send, after
+   :meth:`Core.settled_reply` once the task settled).
+
+Agent output and ticks go through steps 2 to 4 only.
+"""
+
+from ._card_model import AgentCard
+from ._config import CoreConfig
+from ._effects import AwaitTask, Decision, Fail, Respond
+from ._http import Dispatch, HttpFront, HttpRequest, HttpResponse
+from ._inputs import Caller, Context, Input
+from ._records import TaskRecord
+from ._reducer import Reducer
+from ._storage import Reads, Snapshot
+from ._wire_v1 import V1Codec
+
+__all__ = ["Core"]
+
+
+class Core:
+    """A sans-IO A2A server: no sockets, no clock, no event loop; just decisions."""
+
+    def __init__(self, config: CoreConfig) -> None:
+        self.config = config
+        self.codec = V1Codec()
+        self._reducer = Reducer(config)
+        self._front = HttpFront(config, self.codec)
+
+    def handle_http(
+        self, request: HttpRequest, caller: Caller, base_url: str
+    ) -> HttpResponse | Dispatch:
+        """Route an HTTP request. ``base_url`` is where the client reached the A2A root."""
+        return self._front.route(request, caller, base_url)
+
+    def too_large(self) -> HttpResponse:
+        """The answer for a body the adapter refused to read past ``max_body_bytes``."""
+        return self._front.too_large()
+
+    def needs(self, inp: Input) -> Reads:
+        """What to read from the store before :meth:`decide`."""
+        return self._reducer.needs(inp)
+
+    def decide(self, inp: Input, snapshot: Snapshot, ctx: Context) -> Decision:
+        """Decide ``inp`` over ``snapshot`` (which must answer :meth:`needs`)."""
+        return self._reducer.decide(inp, snapshot, ctx)
+
+    def settled_reply(self, wait: AwaitTask, record: TaskRecord) -> Respond:
+        """The reply of a blocking send whose task has now settled."""
+        return self._reducer.settled_reply(wait, record)
+
+    def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
+        """The HTTP response for a dispatched call's reply."""
+        return self._front.render(dispatch, reply)
+
+    def card(self, base_url: str) -> AgentCard:
+        """The public agent card as served from ``base_url``."""
+        return self._front.cards.card(base_url)

@@ -1,0 +1,258 @@
+"""The framework-free HTTP front: requests in as plain values, responses out as plain values.
+
+An adapter (Quart, trio, a raw h11 loop, anything) hands over the method, the path below the
+A2A root, the headers, the body and the caller it authenticated. The front answers at once when
+it can (the agent card, every malformed request) or returns a :class:`Dispatch`: a decoded call
+for the read-decide-commit-perform loop, plus what the front needs to render its reply later.
+
+Checks run in the order that makes each error precise: body size (before any parsing), content
+type, JSON, envelope, protocol version, method, and only then the parameters.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qs
+
+import attrs
+
+from ._card import CardRenderer, etag_matches
+from ._config import CoreConfig
+from ._effects import Fail, Respond
+from ._errors import (
+    A2AError,
+    ContentTypeNotSupportedError,
+    MethodNotFoundError,
+    PayloadTooLargeError,
+    VersionNotSupportedError,
+)
+from ._inputs import Call, Caller, Operation
+from ._jsonrpc import RpcFailure, RpcId, error_body, parse_request, peek_id, result_body
+from ._model import Message, Task, TaskPushNotificationConfig
+from ._requests import (
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+)
+from ._wire_v1 import V1Codec
+
+__all__ = ["CARD_PATHS", "Dispatch", "HttpFront", "HttpRequest", "HttpResponse"]
+
+#: Where the card is served: the current well-known path, and the one v0.1 to v0.2 clients use.
+CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+
+_JSON = "application/json"
+_JSON_TYPES = frozenset({_JSON, "application/a2a+json"})
+
+#: The v1.0 JSON-RPC methods and the request type each one's params decode into.
+V1_METHODS: Mapping[str, tuple[Operation, type[Any]]] = {
+    "SendMessage": (Operation.SEND_MESSAGE, SendMessageRequest),
+    "SendStreamingMessage": (Operation.SEND_STREAMING_MESSAGE, SendMessageRequest),
+    "GetTask": (Operation.GET_TASK, GetTaskRequest),
+    "ListTasks": (Operation.LIST_TASKS, ListTasksRequest),
+    "CancelTask": (Operation.CANCEL_TASK, CancelTaskRequest),
+    "SubscribeToTask": (Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest),
+    "CreateTaskPushNotificationConfig": (
+        Operation.CREATE_PUSH_CONFIG,
+        TaskPushNotificationConfig,
+    ),
+    "GetTaskPushNotificationConfig": (
+        Operation.GET_PUSH_CONFIG,
+        GetTaskPushNotificationConfigRequest,
+    ),
+    "ListTaskPushNotificationConfigs": (
+        Operation.LIST_PUSH_CONFIGS,
+        ListTaskPushNotificationConfigsRequest,
+    ),
+    "DeleteTaskPushNotificationConfig": (
+        Operation.DELETE_PUSH_CONFIG,
+        DeleteTaskPushNotificationConfigRequest,
+    ),
+    "GetExtendedAgentCard": (Operation.GET_EXTENDED_CARD, GetExtendedAgentCardRequest),
+}
+
+
+@attrs.frozen
+class HttpRequest:
+    """An HTTP request as the core sees it. Header names must be lower-case."""
+
+    method: str
+    #: The path below the A2A root (the adapter strips any mount prefix).
+    path: str
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    body: bytes = b""
+    #: The raw query string, without the ``?``.
+    query: str = ""
+
+
+@attrs.frozen
+class HttpResponse:
+    """An HTTP response to send as is."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes = b""
+
+
+@attrs.frozen
+class Dispatch:
+    """A call to run through the store and the reducer; render its reply with ``Core.render``."""
+
+    call: Call
+    rpc_id: RpcId
+
+
+def _json_response(body: bytes, status: int = 200) -> HttpResponse:
+    return HttpResponse(status, (("content-type", _JSON),), body)
+
+
+def requested_version(request: HttpRequest) -> str:
+    """The ``A2A-Version`` the client asked for (header, else query parameter), or ``""``."""
+    value = request.headers.get("a2a-version", "")
+    if not value and request.query:
+        values = parse_qs(request.query).get("A2A-Version")
+        value = values[0] if values else ""
+    return value.split(",", 1)[0].strip()
+
+
+def _major_minor(version: str) -> tuple[int, int] | None:
+    parts = version.split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:3]):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+class HttpFront:
+    """Routes HTTP requests and renders replies, for the JSON-RPC binding and the card."""
+
+    def __init__(self, config: CoreConfig, codec: V1Codec) -> None:
+        self._config = config
+        self._codec = codec
+        self.cards = CardRenderer(config, codec)
+
+    def route(self, request: HttpRequest, caller: Caller, base_url: str) -> HttpResponse | Dispatch:
+        """Answer ``request`` now, or say which call to run for it."""
+        path = request.path or "/"
+        if path in CARD_PATHS:
+            if request.method not in ("GET", "HEAD"):
+                return _not_allowed("GET, HEAD")
+            return self._card(request, base_url)
+        if path == self._config.rpc_path:
+            if request.method != "POST":
+                return _not_allowed("POST")
+            try:
+                return self._rpc(request, caller)
+            except RpcFailure as failure:
+                return self.render_error(failure.id, failure.error)
+        return _json_response(
+            b'{"error":{"code":404,"status":"NOT_FOUND","message":"No A2A endpoint at this path"}}',
+            404,
+        )
+
+    def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
+        """The HTTP response for a call's final reply."""
+        match reply:
+            case Fail(error=error):
+                return self.render_error(dispatch.rpc_id, error)
+            case Respond(value=value):
+                result = self._result(dispatch.call.operation, value)
+                return _json_response(result_body(dispatch.rpc_id, result))
+
+    def render_error(self, rpc_id: RpcId, error: A2AError) -> HttpResponse:
+        """A JSON-RPC error response (HTTP 200, as JSON-RPC over HTTP answers; 413 for size)."""
+        body = error_body(rpc_id, error, self._codec.encode_error_details(error))
+        status = 413 if isinstance(error, PayloadTooLargeError) else 200
+        return _json_response(body, status)
+
+    def _result(self, operation: Operation, value: Any) -> Any:
+        if operation is Operation.SEND_MESSAGE:
+            # SendMessageResponse is a oneof: {"task": …} or {"message": …}.
+            assert isinstance(value, Task | Message)
+            return self._codec.encode_event(value)
+        return self._codec.encode(value)
+
+    def _card(self, request: HttpRequest, base_url: str) -> HttpResponse:
+        rendered = self.cards.render(base_url)
+        headers = [
+            ("content-type", _JSON),
+            ("cache-control", f"public, max-age={self._config.card_max_age}"),
+            ("etag", rendered.etag),
+        ]
+        if self.cards.last_modified:
+            headers.append(("last-modified", self.cards.last_modified))
+        if etag_matches(request.headers.get("if-none-match", ""), rendered.etag):
+            return HttpResponse(304, tuple(headers))
+        body = b"" if request.method == "HEAD" else rendered.body
+        return HttpResponse(200, tuple(headers), body)
+
+    def too_large(self) -> HttpResponse:
+        """The answer to a body the adapter stopped reading because it passed the limit."""
+        limit = self._config.max_body_bytes
+        return self.render_error(
+            None, PayloadTooLargeError(f"Request body too large: the limit is {limit} bytes")
+        )
+
+    def _rpc(self, request: HttpRequest, caller: Caller) -> Dispatch:
+        body = request.body
+        limit = self._config.max_body_bytes
+        declared = request.headers.get("content-length", "")
+        size = max(len(body), int(declared) if declared.isdigit() else 0)
+        if size > limit:
+            raise RpcFailure(
+                None,
+                PayloadTooLargeError(f"Request body too large: {size} bytes, the limit is {limit}"),
+            )
+        content_type = request.headers.get("content-type", "")
+        media_type = content_type.split(";", 1)[0].strip().lower()
+        if media_type and media_type not in _JSON_TYPES:
+            raise RpcFailure(
+                peek_id(body),
+                ContentTypeNotSupportedError(
+                    f"Incompatible content types: the request's Content-Type is {media_type!r}; "
+                    "JSON-RPC requests must be application/json"
+                ),
+            )
+        rpc = parse_request(body)
+        version = requested_version(request)
+        if _major_minor(version) != (1, 0):
+            raise RpcFailure(rpc.id, self._version_error(version))
+        entry = V1_METHODS.get(rpc.method)
+        if entry is None:
+            raise RpcFailure(
+                rpc.id,
+                MethodNotFoundError(
+                    f"Method not found: {rpc.method!r} is not an A2A v1.0 method",
+                    metadata={"method": rpc.method},
+                ),
+            )
+        operation, request_type = entry
+        try:
+            decoded = self._codec.decode(request_type, rpc.params, "params")
+        except A2AError as error:
+            raise RpcFailure(rpc.id, error) from None
+        return Dispatch(Call(operation, decoded, caller), rpc.id)
+
+    def _version_error(self, version: str) -> VersionNotSupportedError:
+        if not version:
+            message = (
+                "Protocol version is not supported: no A2A-Version header was sent, which means "
+                "0.3; this server speaks 1.0 (send A2A-Version: 1.0)"
+            )
+        else:
+            message = f"Protocol version is not supported: {version!r}; this server speaks 1.0"
+        return VersionNotSupportedError(
+            message, metadata={"requestedVersion": version or "0.3", "supportedVersions": "1.0"}
+        )
+
+
+def _not_allowed(allow: str) -> HttpResponse:
+    return HttpResponse(
+        405,
+        (("content-type", _JSON), ("allow", allow)),
+        b'{"error":{"code":405,"status":"METHOD_NOT_ALLOWED","message":"Method not allowed"}}',
+    )

@@ -1,0 +1,85 @@
+"""What drives the core: client calls, agent output, and the clock.
+
+Every input is a frozen value. Together with the store's snapshot and a :class:`Context` (the
+time, and a source of fresh ids) it fully determines the core's decision, so any run of the
+server can be replayed exactly from its inputs.
+"""
+
+import enum
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from ._requests import Request
+
+__all__ = ["AgentDone", "AgentOutput", "Call", "Caller", "Context", "Input", "Operation", "Tick"]
+
+
+class Operation(enum.Enum):
+    """An A2A operation; values are the v1.0 JSON-RPC method names."""
+
+    SEND_MESSAGE = "SendMessage"
+    SEND_STREAMING_MESSAGE = "SendStreamingMessage"
+    GET_TASK = "GetTask"
+    LIST_TASKS = "ListTasks"
+    CANCEL_TASK = "CancelTask"
+    SUBSCRIBE_TO_TASK = "SubscribeToTask"
+    CREATE_PUSH_CONFIG = "CreateTaskPushNotificationConfig"
+    GET_PUSH_CONFIG = "GetTaskPushNotificationConfig"
+    LIST_PUSH_CONFIGS = "ListTaskPushNotificationConfigs"
+    DELETE_PUSH_CONFIG = "DeleteTaskPushNotificationConfig"
+    GET_EXTENDED_CARD = "GetExtendedAgentCard"
+
+
+@attrs.frozen
+class Caller:
+    """The authenticated identity a request comes from (verified by the adapter, not the core)."""
+
+    principal: str
+
+
+@attrs.frozen
+class Call:
+    """A decoded client request."""
+
+    operation: Operation
+    request: Request
+    caller: Caller
+
+
+@attrs.frozen
+class AgentOutput:
+    """Run ``run`` of the agent on task ``task_id`` yielded ``value``."""
+
+    task_id: str
+    run: int
+    value: Any
+
+
+@attrs.frozen
+class AgentDone:
+    """Run ``run`` ended: it returned ``value``, or raised ``error``."""
+
+    task_id: str
+    run: int
+    value: Any = None
+    error: BaseException | None = None
+
+
+@attrs.frozen
+class Tick:
+    """The deadline the core asked for has passed."""
+
+
+Input = Call | AgentOutput | AgentDone | Tick
+
+
+@attrs.frozen
+class Context:
+    """The world outside the core, passed in so that the core never reads it itself."""
+
+    now: datetime
+    #: Returns a fresh unique id on each call (task, context, message and artifact ids).
+    new_id: Callable[[], str]

@@ -1,0 +1,93 @@
+"""The JSON-RPC 2.0 envelope: parsing a request body, and writing results and errors.
+
+Only the envelope lives here; what ``params`` and ``result`` hold is the dialect codec's business.
+Every failure carries the request id when it could be read, so the client can match the error to
+its call, and ``null`` when it could not (a parse error), as JSON-RPC 2.0 requires.
+"""
+
+from typing import Any
+
+import attrs
+
+from ._errors import A2AError, InvalidRequestError, ParseError
+from ._wire import dumps, loads
+
+__all__ = ["RpcFailure", "RpcId", "RpcRequest", "error_body", "parse_request", "result_body"]
+
+#: A JSON-RPC id: a string, a number or null, echoed back unchanged.
+RpcId = str | int | float | None
+
+
+@attrs.frozen
+class RpcRequest:
+    """A well-formed JSON-RPC 2.0 request."""
+
+    id: RpcId
+    method: str
+    params: Any
+
+
+class RpcFailure(Exception):
+    """A request that failed before it reached its method; answer ``error`` to ``id``."""
+
+    def __init__(self, id: RpcId, error: A2AError) -> None:
+        self.id = id
+        self.error = error
+        super().__init__(error.message)
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or (type(value) in (str, int, float))
+
+
+def peek_id(body: bytes) -> RpcId:
+    """The request's id if the body is a JSON object with a valid one, else ``None``."""
+    try:
+        document = loads(body)
+    except ValueError:
+        return None
+    if isinstance(document, dict):
+        candidate = document.get("id")
+        if _valid_id(candidate):
+            return candidate
+    return None
+
+
+def parse_request(body: bytes) -> RpcRequest:
+    """Parse and check the envelope. Raises :class:`RpcFailure` (-32700 or -32600)."""
+    try:
+        document = loads(body)
+    except ValueError as error:
+        raise RpcFailure(None, ParseError(f"Invalid JSON payload: {error}")) from None
+    if isinstance(document, list):
+        raise RpcFailure(None, InvalidRequestError("Batch requests are not supported"))
+    if not isinstance(document, dict):
+        raise RpcFailure(None, InvalidRequestError("A JSON-RPC request must be a JSON object"))
+    request_id = document.get("id")
+    if not _valid_id(request_id):
+        raise RpcFailure(None, InvalidRequestError("id must be a string, a number or null"))
+    if document.get("jsonrpc") != "2.0":
+        raise RpcFailure(request_id, InvalidRequestError('jsonrpc must be exactly "2.0"'))
+    if "id" not in document:
+        # A notification expects no answer, but every A2A method has a result to return.
+        raise RpcFailure(
+            None, InvalidRequestError("id is required: A2A methods are not notifications")
+        )
+    method = document.get("method")
+    if type(method) is not str or not method:
+        raise RpcFailure(request_id, InvalidRequestError("method must be a non-empty string"))
+    params = document.get("params", {})
+    return RpcRequest(request_id, method, params)
+
+
+def result_body(request_id: RpcId, result: Any) -> bytes:
+    """A success response."""
+    return dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def error_body(request_id: RpcId, error: A2AError, data: Any) -> bytes:
+    """An error response; ``data`` is the dialect's rendering of the error's details."""
+    body: dict[str, Any] = {"code": error.codes.jsonrpc, "message": error.message}
+    if data is not None:
+        body["data"] = data
+    return dumps({"jsonrpc": "2.0", "id": request_id, "error": body})

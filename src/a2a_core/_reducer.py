@@ -1,0 +1,534 @@
+"""The reducer: one input, the records it touches, and the time in; a decision out.
+
+This is where every protocol decision is made. It is a pure function of its arguments: it reads
+no clock (``ctx.now``), draws no ids of its own (``ctx.new_id``), touches no store (the adapter
+passes the :class:`Snapshot` it asked for in :meth:`Reducer.needs`) and starts nothing (it
+returns effects). That is what lets the same code run under asyncio, under trio, in a
+hypothesis state machine, or inside someone else's event loop.
+
+Theory of operation
+-------------------
+
+A task's life is driven by three kinds of input:
+
+* a **client call** creates a task (``SendMessage``), adds a turn to it (a follow-up
+  ``SendMessage`` with its ``taskId``), cancels it, or reads it;
+* **agent output**, tagged with the number of the run that produced it, moves the task through
+  the states of :mod:`._states`, adds artifacts, or answers directly;
+* the **clock** (ticks) expires what has outlived its time.
+
+Each agent run has a number (``TaskRecord.run``). Output only counts while it comes from the
+task's current run and that run is still marked ``running``; a cancel (or a follow-up that starts
+a new run) clears the mark, so a late answer from a canceled or superseded run is dropped, and
+the decision tells the adapter to stop that run. Together with the transition table, where
+terminal states have no way out, this is what guarantees that a canceled task stays canceled.
+
+Every change is written as a new :class:`TaskRecord` whose version is one more than the version
+it was decided from; the store refuses the write if someone else wrote in between, and the
+adapter decides again on fresh data.
+"""
+
+from collections.abc import Sequence
+
+import attrs
+
+from ._agent_api import (
+    AgentContext,
+    ArtifactChunk,
+    Status,
+    Update,
+    agent_message,
+    exception_status,
+    normalize,
+)
+from ._config import CoreConfig
+from ._effects import AwaitTask, Decision, Effect, Fail, Publish, Respond, StartRun, StopRun
+from ._errors import (
+    A2AError,
+    ContentTypeNotSupportedError,
+    FieldViolation,
+    InvalidAgentResponseError,
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from ._inputs import AgentDone, AgentOutput, Call, Context, Input, Operation, Tick
+from ._model import (
+    Artifact,
+    ListTasksResponse,
+    Message,
+    Role,
+    StreamEvent,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from ._records import Owner, TaskRecord
+from ._requests import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    SendMessageRequest,
+)
+from ._states import Event, IllegalTransition, transition
+from ._storage import Cursor, ListQuery, Page, Put, Reads, Snapshot
+
+__all__ = ["Reducer"]
+
+_AGENT_EVENTS = {
+    TaskState.WORKING: Event.AGENT_WORKING,
+    TaskState.INPUT_REQUIRED: Event.AGENT_INPUT_REQUIRED,
+    TaskState.AUTH_REQUIRED: Event.AGENT_AUTH_REQUIRED,
+    TaskState.COMPLETED: Event.AGENT_COMPLETED,
+    TaskState.FAILED: Event.AGENT_FAILED,
+    TaskState.REJECTED: Event.AGENT_REJECTED,
+    TaskState.CANCELED: Event.AGENT_CANCELED,
+}
+
+_PUSH_OPERATIONS = frozenset(
+    {
+        Operation.CREATE_PUSH_CONFIG,
+        Operation.GET_PUSH_CONFIG,
+        Operation.LIST_PUSH_CONFIGS,
+        Operation.DELETE_PUSH_CONFIG,
+    }
+)
+
+
+def _bad_param(field: str, problem: str) -> InvalidParamsError:
+    return InvalidParamsError(
+        f"Invalid parameters: {field}: {problem}", violations=(FieldViolation(field, problem),)
+    )
+
+
+def _not_found(task_id: str) -> TaskNotFoundError:
+    return TaskNotFoundError(f"Task {task_id} not found", metadata={"taskId": task_id})
+
+
+def view(task: Task, history_length: int | None, *, artifacts: bool = True) -> Task:
+    """The task as a reply shows it: the last ``history_length`` messages, artifacts or not."""
+    history = task.history
+    if history_length is not None and len(history) > history_length:
+        history = history[len(history) - history_length :] if history_length else ()
+    if history is task.history and (artifacts or not task.artifacts):
+        return task
+    return attrs.evolve(task, history=history, artifacts=task.artifacts if artifacts else ())
+
+
+def _media_type_accepted(media_type: str, accepted: Sequence[str]) -> bool:
+    if not accepted:
+        return True
+    kind = media_type.split(";", 1)[0].strip().lower()
+    major = kind.split("/", 1)[0]
+    for mode in accepted:
+        mode = mode.split(";", 1)[0].strip().lower()
+        if mode in ("*/*", "*", kind) or mode == f"{major}/*":
+            return True
+    return False
+
+
+class Reducer:
+    """Decides every input. Holds only configuration, never state."""
+
+    def __init__(self, config: CoreConfig) -> None:
+        self.config = config
+
+    # --- what to read -------------------------------------------------------------------------
+
+    def needs(self, inp: Input) -> Reads:
+        """The records :meth:`decide` needs for ``inp``: fetch them and pass a Snapshot."""
+        match inp:
+            case Call(request=SendMessageRequest(message=message)):
+                return Reads(task_id=message.task_id)
+            case Call(request=GetTaskRequest(id=task_id) | CancelTaskRequest(id=task_id)):
+                return Reads(task_id=task_id)
+            case Call(operation=Operation.LIST_TASKS, request=ListTasksRequest() as request):
+                try:
+                    return Reads(listing=self._list_query(inp.caller.principal, request))
+                except A2AError:
+                    return Reads()  # decide() reports the same error
+            case AgentOutput(task_id=task_id) | AgentDone(task_id=task_id):
+                return Reads(task_id=task_id)
+        return Reads()
+
+    # --- the decision -------------------------------------------------------------------------
+
+    def decide(self, inp: Input, snapshot: Snapshot, ctx: Context) -> Decision:
+        """The decision for ``inp`` given what the store holds."""
+        match inp:
+            case Call():
+                try:
+                    return self._call(inp, snapshot, ctx)
+                except A2AError as error:
+                    return Decision(reply=Fail(error))
+            case AgentOutput():
+                return self._agent_output(inp, snapshot.task, ctx)
+            case AgentDone():
+                return self._agent_done(inp, snapshot.task, ctx)
+            case Tick():
+                return Decision()
+
+    def settled_reply(self, wait: AwaitTask, record: TaskRecord) -> Respond:
+        """The answer to a blocking send once its task has settled."""
+        if record.replied and record.task.status.message is not None:
+            return Respond(record.task.status.message)
+        return Respond(view(record.task, wait.history_length))
+
+    # --- client calls -------------------------------------------------------------------------
+
+    def _call(self, call: Call, snapshot: Snapshot, ctx: Context) -> Decision:
+        principal = call.caller.principal
+        match call.operation, call.request:
+            case Operation.SEND_MESSAGE, SendMessageRequest() as request:
+                return self._send(request, principal, snapshot.task, ctx)
+            case Operation.GET_TASK, GetTaskRequest() as request:
+                _check_history_length(request.history_length, "params.historyLength")
+                record = _owned(snapshot.task, request.id, Owner(principal, request.tenant))
+                return Decision(reply=Respond(view(record.task, request.history_length)))
+            case Operation.LIST_TASKS, ListTasksRequest() as request:
+                query = self._list_query(principal, request)
+                assert snapshot.page is not None, "ListTasks needs the page it asked for"
+                return Decision(reply=Respond(_list_reply(request, query, snapshot.page)))
+            case Operation.CANCEL_TASK, CancelTaskRequest() as request:
+                record = _owned(snapshot.task, request.id, Owner(principal, request.tenant))
+                return self._cancel(record, ctx)
+            case (Operation.SEND_STREAMING_MESSAGE | Operation.SUBSCRIBE_TO_TASK, _) if (
+                not self.config.streaming
+            ):
+                raise UnsupportedOperationError(
+                    "Streaming is not supported by this agent (capabilities.streaming is false)"
+                )
+            case operation, _ if operation in _PUSH_OPERATIONS and (
+                not self.config.push_notifications
+            ):
+                raise PushNotificationNotSupportedError(
+                    "Push Notification is not supported by this agent "
+                    "(capabilities.pushNotifications is false)"
+                )
+            case Operation.GET_EXTENDED_CARD, _ if self.config.extended_card is None:
+                raise UnsupportedOperationError(
+                    "This operation is not supported: the agent has no extended card "
+                    "(capabilities.extendedAgentCard is false)"
+                )
+        raise UnsupportedOperationError(  # pragma: no cover - every operation is matched above
+            f"This operation is not supported: {call.operation.value}"
+        )
+
+    def _send(
+        self, request: SendMessageRequest, principal: str, found: TaskRecord | None, ctx: Context
+    ) -> Decision:
+        message = request.message
+        self._check_message(message)
+        config = request.configuration
+        history_length = config.history_length if config else None
+        _check_history_length(history_length, "params.configuration.historyLength")
+        owner = Owner(principal, request.tenant)
+
+        if message.task_id:
+            previous = _owned(found, message.task_id, owner)
+            record, effects = self._follow_up(previous, message, request, ctx)
+            write = Put(record, previous.version)
+        else:
+            record, effects = self._create(owner, message, request, ctx)
+            write = Put(record, 0)
+
+        if config is not None and config.return_immediately:
+            reply: Respond | AwaitTask = Respond(view(record.task, history_length))
+        else:
+            reply = AwaitTask(record.id, history_length)
+        return Decision(writes=(write,), effects=effects, reply=reply)
+
+    def _check_message(self, message: Message) -> None:
+        if message.role is not Role.USER:
+            raise _bad_param("params.message.role", "a client's message must have role ROLE_USER")
+        if not message.message_id:
+            raise _bad_param("params.message.messageId", "must not be empty")
+        if not message.parts:
+            raise _bad_param("params.message.parts", "must hold at least one part")
+        accepted = self.config.card.default_input_modes
+        for index, part in enumerate(message.parts):
+            if part.media_type and not _media_type_accepted(part.media_type, accepted):
+                raise ContentTypeNotSupportedError(
+                    f"Incompatible content types: params.message.parts[{index}] has media type "
+                    f"{part.media_type!r}; this agent accepts {', '.join(accepted)}",
+                    metadata={"mediaType": part.media_type},
+                )
+
+    def _create(
+        self, owner: Owner, message: Message, request: SendMessageRequest, ctx: Context
+    ) -> tuple[TaskRecord, tuple[Effect, ...]]:
+        task_id = ctx.new_id()
+        context_id = message.context_id or ctx.new_id()
+        message = attrs.evolve(message, task_id=task_id, context_id=context_id)
+        task = Task(
+            id=task_id,
+            context_id=context_id,
+            status=TaskStatus(TaskState.SUBMITTED, timestamp=ctx.now),
+            history=(message,),
+        )
+        record = TaskRecord(
+            task=task, owner=owner, version=1, created_at=ctx.now, run=1, running=True, seq=1
+        )
+        return record, (
+            Publish(record, (task,), settled=False),
+            StartRun(task_id, 1, self._agent_context(record, message, request)),
+        )
+
+    def _follow_up(
+        self, record: TaskRecord, message: Message, request: SendMessageRequest, ctx: Context
+    ) -> tuple[TaskRecord, tuple[Effect, ...]]:
+        task = record.task
+        if message.context_id and message.context_id != task.context_id:
+            raise _bad_param(
+                "params.message.contextId",
+                f"{message.context_id!r} is not the context of task {task.id}",
+            )
+        try:
+            state = transition(record.state, Event.USER_MESSAGE)
+        except IllegalTransition:
+            if record.state.terminal:
+                raise UnsupportedOperationError(
+                    f"Task {task.id} is in terminal state {record.state.value}: "
+                    "it accepts no more messages; start a new task in the same context",
+                    metadata={"taskId": task.id, "state": record.state.value},
+                ) from None
+            raise UnsupportedOperationError(
+                f"Task {task.id} is {record.state.value}: it accepts a message only while it "
+                "waits for input",
+                metadata={"taskId": task.id, "state": record.state.value},
+            ) from None
+        message = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
+        status = TaskStatus(state, timestamp=ctx.now)
+        task = attrs.evolve(task, status=status, history=(*_history_with_status(task), message))
+        run = record.run + 1
+        updated = attrs.evolve(
+            record,
+            task=task,
+            version=record.version + 1,
+            run=run,
+            running=True,
+            seq=record.seq + 1,
+            replied=False,
+        )
+        effects: list[Effect] = []
+        if record.running:
+            effects.append(StopRun(task.id, record.run))
+        effects.append(Publish(updated, (_status_event(task),), settled=False))
+        effects.append(StartRun(task.id, run, self._agent_context(updated, message, request)))
+        return updated, tuple(effects)
+
+    def _agent_context(
+        self, record: TaskRecord, message: Message, request: SendMessageRequest
+    ) -> AgentContext:
+        config = request.configuration
+        return AgentContext(
+            task_id=record.id,
+            context_id=record.task.context_id,
+            message=message,
+            history=record.task.history,
+            principal=record.owner.principal,
+            tenant=record.owner.tenant,
+            skill_id=record.skill_id,
+            metadata=request.metadata or {},
+            accepted_output_modes=config.accepted_output_modes if config else (),
+        )
+
+    def _cancel(self, record: TaskRecord, ctx: Context) -> Decision:
+        try:
+            state = transition(record.state, Event.CANCEL)
+        except IllegalTransition:
+            raise TaskNotCancelableError(
+                f"Task {record.id} cannot be canceled: it is already {record.state.value}",
+                metadata={"taskId": record.id, "state": record.state.value},
+            ) from None
+        task = record.task
+        task = attrs.evolve(
+            task,
+            status=TaskStatus(state, timestamp=ctx.now),
+            history=_history_with_status(task),
+        )
+        updated = attrs.evolve(
+            record, task=task, version=record.version + 1, running=False, seq=record.seq + 1
+        )
+        effects: list[Effect] = []
+        if record.running:
+            effects.append(StopRun(task.id, record.run))
+        effects.append(Publish(updated, (_status_event(task),), settled=True))
+        return Decision(
+            writes=(Put(updated, record.version),),
+            effects=tuple(effects),
+            reply=Respond(task),
+        )
+
+    def _list_query(self, principal: str, request: ListTasksRequest) -> ListQuery:
+        config = self.config
+        page_size = config.default_page_size if request.page_size is None else request.page_size
+        if not 1 <= page_size <= config.max_page_size:
+            raise _bad_param(
+                "params.pageSize", f"must be between 1 and {config.max_page_size}, got {page_size}"
+            )
+        _check_history_length(request.history_length, "params.historyLength")
+        try:
+            cursor = Cursor.decode(request.page_token) if request.page_token else None
+        except ValueError as error:
+            raise _bad_param("params.pageToken", str(error)) from None
+        return ListQuery(
+            owner=Owner(principal, request.tenant),
+            page_size=page_size,
+            context_id=request.context_id,
+            state=None if request.status is TaskState.UNSPECIFIED else request.status,
+            updated_since=request.status_timestamp_after,
+            cursor=cursor,
+        )
+
+    # --- agent output -------------------------------------------------------------------------
+
+    def _agent_output(self, out: AgentOutput, record: TaskRecord | None, ctx: Context) -> Decision:
+        if record is None or record.run != out.run or not record.running:
+            return Decision(effects=(StopRun(out.task_id, out.run),))
+        updates: list[Update]
+        try:
+            updates = normalize(out.value, final=False)
+        except InvalidAgentResponseError as error:
+            updates = [exception_status(error)]
+        return self._apply(record, updates, ctx, finished=False)
+
+    def _agent_done(self, done: AgentDone, record: TaskRecord | None, ctx: Context) -> Decision:
+        if record is None or record.run != done.run or not record.running:
+            return Decision()
+        updates: list[Update]
+        if done.error is not None:
+            updates = [exception_status(done.error)]
+        else:
+            try:
+                updates = normalize(done.value, final=True)
+            except InvalidAgentResponseError as error:
+                updates = [exception_status(error)]
+        return self._apply(record, updates, ctx, finished=True)
+
+    def _apply(
+        self, record: TaskRecord, updates: list[Update], ctx: Context, *, finished: bool
+    ) -> Decision:
+        task = record.task
+        replied = record.replied
+        events: list[StreamEvent] = []
+        for update in updates:
+            if task.status.state.terminal:
+                break  # the run said more after finishing the task: it no longer counts
+            match update:
+                case Status(state=state, message=message):
+                    event = _AGENT_EVENTS.get(state)
+                    if event is None:
+                        state, message = _invalid_state(state)
+                        event = Event.AGENT_FAILED
+                    task = _set_status(task, transition(task.status.state, event), message, ctx)
+                    events.append(_status_event(task))
+                case ArtifactChunk(artifact=artifact, append=append, last_chunk=last_chunk):
+                    transition(task.status.state, Event.AGENT_ARTIFACT)  # legal while not terminal
+                    if not artifact.artifact_id:
+                        artifact = attrs.evolve(artifact, artifact_id=ctx.new_id())
+                    task = attrs.evolve(task, artifacts=_merge(task.artifacts, artifact, append))
+                    events.append(
+                        TaskArtifactUpdateEvent(
+                            task.id, task.context_id, artifact, append=append, last_chunk=last_chunk
+                        )
+                    )
+                case Message() as message:
+                    state = transition(task.status.state, Event.AGENT_COMPLETED)
+                    task = _set_status(task, state, message, ctx)
+                    replied = True
+                    events.append(_status_event(task))
+        if finished and task.status.state in (TaskState.SUBMITTED, TaskState.WORKING):
+            task = _set_status(task, TaskState.COMPLETED, None, ctx)
+            events.append(_status_event(task))
+
+        running = not finished and not task.status.state.terminal
+        if not events and running == record.running:
+            return Decision()
+        updated = attrs.evolve(
+            record,
+            task=task,
+            version=record.version + 1,
+            running=running,
+            seq=record.seq + len(events),
+            replied=replied,
+        )
+        effects: tuple[Effect, ...] = ()
+        if events:
+            effects = (Publish(updated, tuple(events), settled=task.status.state.settled),)
+        return Decision(writes=(Put(updated, record.version),), effects=effects)
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def _owned(record: TaskRecord | None, task_id: str, owner: Owner) -> TaskRecord:
+    """The record if ``owner`` may see it; otherwise exactly what a missing task gets."""
+    if record is None or record.owner != owner:
+        raise _not_found(task_id)
+    return record
+
+
+def _list_reply(request: ListTasksRequest, query: ListQuery, page: Page) -> ListTasksResponse:
+    artifacts = bool(request.include_artifacts)
+    return ListTasksResponse(
+        tasks=tuple(
+            view(r.task, request.history_length, artifacts=artifacts) for r in page.records
+        ),
+        next_page_token=page.next.encode() if page.next else "",
+        page_size=query.page_size,
+        total_size=page.total,
+    )
+
+
+def _check_history_length(history_length: int | None, field: str) -> None:
+    if history_length is not None and history_length < 0:
+        raise _bad_param(field, f"must not be negative, got {history_length}")
+
+
+def _history_with_status(task: Task) -> tuple[Message, ...]:
+    """The history once the current status message is superseded (it becomes history)."""
+    message = task.status.message
+    return task.history if message is None else (*task.history, message)
+
+
+def _set_status(task: Task, state: TaskState, message: Message | None, ctx: Context) -> Task:
+    if message is not None:
+        message = attrs.evolve(
+            message,
+            message_id=message.message_id or ctx.new_id(),
+            role=Role.AGENT,
+            task_id=task.id,
+            context_id=task.context_id,
+        )
+    return attrs.evolve(
+        task,
+        status=TaskStatus(state, message, ctx.now),
+        history=_history_with_status(task),
+    )
+
+
+def _status_event(task: Task) -> TaskStatusUpdateEvent:
+    return TaskStatusUpdateEvent(task.id, task.context_id, task.status)
+
+
+def _merge(
+    artifacts: tuple[Artifact, ...], artifact: Artifact, append: bool
+) -> tuple[Artifact, ...]:
+    """Add an artifact, replace the one with its id, or (``append``) extend that one's parts."""
+    for index, existing in enumerate(artifacts):
+        if existing.artifact_id == artifact.artifact_id:
+            if append:
+                artifact = attrs.evolve(existing, parts=(*existing.parts, *artifact.parts))
+            return (*artifacts[:index], artifact, *artifacts[index + 1 :])
+    return (*artifacts, artifact)
+
+
+def _invalid_state(state: TaskState) -> tuple[TaskState, Message]:
+    return TaskState.FAILED, agent_message(
+        f"Invalid agent response: an agent cannot move a task to {state.value}"
+    )

@@ -1,0 +1,113 @@
+"""The core's side of the store contract: what it asks to read, and what it asks to write.
+
+The core never calls a store. It says which records an input touches (:class:`Reads`), the
+adapter fetches them (:class:`Snapshot`), and the decision lists the writes (:class:`Put`,
+:class:`Delete`), each guarded by the version the decision was based on. The adapter commits them
+all or none; on a conflict it reads again and asks again. That is the whole concurrency story,
+and it is the same for one process and for many replicas over Redis.
+"""
+
+import base64
+import binascii
+from datetime import datetime
+
+import attrs
+
+from ._model import TaskState
+from ._records import Owner, TaskRecord
+from ._wire import format_timestamp, parse_timestamp
+
+__all__ = ["Cursor", "Delete", "ListQuery", "Page", "Put", "Reads", "Snapshot", "Write"]
+
+
+@attrs.frozen(order=True)
+class Cursor:
+    """A position in the newest-first listing: strictly after this (timestamp, id)."""
+
+    updated_at: datetime
+    task_id: str
+
+    def encode(self) -> str:
+        """The opaque ``pageToken`` a client passes back."""
+        raw = f"{format_timestamp_us(self.updated_at)}|{self.task_id}".encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, token: str) -> "Cursor":
+        """Parse a ``pageToken``; raises ``ValueError`` if it is not one of ours."""
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+            stamp, task_id = raw.split("|", 1)
+            return cls(parse_timestamp(stamp), task_id)
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            raise ValueError("not a page token issued by this server") from None
+
+
+def format_timestamp_us(value: datetime) -> str:
+    """A timestamp with full microseconds (a cursor must not lose precision)."""
+    return format_timestamp(value)[:-1] + f"{value.microsecond % 1000:03d}Z"
+
+
+@attrs.frozen
+class ListQuery:
+    """One page of an owner's tasks, newest status first, after ``cursor``."""
+
+    owner: Owner
+    page_size: int
+    context_id: str = ""
+    state: TaskState | None = None
+    updated_since: datetime | None = None
+    cursor: Cursor | None = None
+
+    def matches(self, record: TaskRecord) -> bool:
+        """Whether ``record`` passes the filters (the cursor aside). Stores may index instead."""
+        return (
+            record.owner == self.owner
+            and (not self.context_id or record.task.context_id == self.context_id)
+            and (self.state is None or record.state is self.state)
+            and (self.updated_since is None or record.updated_at >= self.updated_since)
+        )
+
+
+@attrs.frozen
+class Reads:
+    """What a decision needs from the store."""
+
+    task_id: str = ""
+    listing: ListQuery | None = None
+
+
+@attrs.frozen
+class Page:
+    """A page of records, the total number matching the query, and where the next page starts."""
+
+    records: tuple[TaskRecord, ...]
+    total: int
+    next: Cursor | None
+
+
+@attrs.frozen
+class Snapshot:
+    """What the store returned for :class:`Reads` (``None`` where nothing was found)."""
+
+    task: TaskRecord | None = None
+    page: Page | None = None
+
+
+@attrs.frozen
+class Put:
+    """Store ``record``, provided the stored version is still ``expected`` (0: must be new)."""
+
+    record: TaskRecord
+    expected: int
+
+
+@attrs.frozen
+class Delete:
+    """Remove the task, provided its stored version is still ``expected``."""
+
+    task_id: str
+    expected: int
+
+
+Write = Put | Delete
