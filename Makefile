@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install serve test lint
+.PHONY: install serve test lint docs
 install: $(STAMP)
 
 serve: $(STAMP)
@@ -28,3 +28,6 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/python -m pytest
+
+docs: $(STAMP)
+	$(BIN)/python docs/generate.py

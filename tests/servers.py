@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from quart import Quart
+
 from a2a_adapters import build_engine
 from a2a_adapters.quart import bind_socket, create_app, serve_app
 from a2a_core import Agent, AgentCard
@@ -25,8 +27,18 @@ SHUTDOWN_TIMEOUT = 10.0
 def running_server(
     agent: Agent | Mapping[str, Agent], *, card: AgentCard | None = None, **options: Any
 ) -> Iterator[str]:
-    """Serve ``agent`` on a free port of 127.0.0.1; yield its base URL; stop it afterwards."""
+    """Serve ``agent`` on a free port of 127.0.0.1; yield its base URL; stop it afterwards.
+
+    ``options`` go to :func:`a2a_adapters.build_engine` (``max_body_bytes``, ``public_url``…).
+    """
     engine = build_engine(agent, card=card, **options)
+    with running_app(create_app(engine)) as url:
+        yield url
+
+
+@contextmanager
+def running_app(app: Quart) -> Iterator[str]:
+    """Serve any Quart ``app`` on a free port of 127.0.0.1; yield its base URL; stop it after."""
     sock = bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     loop: asyncio.AbstractEventLoop | None = None
@@ -42,7 +54,7 @@ def running_server(
             loop = asyncio.get_running_loop()
             stop = asyncio.Event()
             started.set()
-            await serve_app(create_app(engine), sock, shutdown_trigger=stop.wait)
+            await serve_app(app, sock, shutdown_trigger=stop.wait)
 
         try:
             asyncio.run(main())

@@ -5,11 +5,16 @@ application, and ``stores`` holds the task stores.
 """
 
 from ._agents import AgentRegistry, load_object
+from ._auth import ANONYMOUS, ApiKeys, Authenticator, BearerTokens
 from ._serve import build_engine, default_card, serve
 from .stores import MemoryStore, TaskStore
 
 __all__ = [
+    "ANONYMOUS",
     "AgentRegistry",
+    "ApiKeys",
+    "Authenticator",
+    "BearerTokens",
     "MemoryStore",
     "TaskStore",
     "build_engine",

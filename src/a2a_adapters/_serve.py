@@ -3,12 +3,22 @@
 import asyncio
 import logging
 import signal
-from collections.abc import Mapping
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 
-from a2a_core import Agent, AgentCard, Core, CoreConfig
+import attrs
+
+from a2a_core import (
+    Agent,
+    AgentCard,
+    AgentSkill,
+    Core,
+    CoreConfig,
+    SecurityRequirement,
+)
 
 from ._agents import AgentRegistry
+from ._auth import Authenticator
 from .quart import Engine, bind_socket, create_app, serve_app
 from .stores import MemoryStore, TaskStore
 
@@ -16,49 +26,116 @@ __all__ = ["build_engine", "default_card", "serve"]
 
 log = logging.getLogger("a2a_adapters")
 
+Agents = Agent | Mapping[str, Agent]
 
-def default_card(agent: Agent | Mapping[str, Agent], name: str | None = None) -> AgentCard:
+
+def _first_line(obj: object, fallback: str) -> str:
+    doc = (getattr(obj, "__doc__", None) or "").strip()
+    return doc.splitlines()[0] if doc else fallback
+
+
+def default_card(agent: Agents, name: str | None = None) -> AgentCard:
     """A card for an agent that came without one: named after it, described by its docstring."""
     target = agent if not isinstance(agent, Mapping) else next(iter(agent.values()))
     title = name or getattr(target, "__name__", None) or "agent"
-    description = (getattr(target, "__doc__", None) or f"The {title} agent.").strip()
-    return AgentCard(name=title, description=description.splitlines()[0], version="1.0.0")
+    return AgentCard(
+        name=title, description=_first_line(target, f"The {title} agent."), version="1.0.0"
+    )
+
+
+def _card_for(card: AgentCard, agent: Agents, auth: Sequence[Authenticator]) -> AgentCard:
+    """``card`` checked against the agents it fronts, with the security the server enforces."""
+    if isinstance(agent, Mapping):
+        listed = {skill.id for skill in card.skills}
+        if card.skills:
+            missing = sorted(set(agent) - listed)
+            if missing:
+                raise ValueError(f"skills {missing} have agents but are not in the card's skills")
+        else:
+            card = attrs.evolve(
+                card,
+                skills=tuple(
+                    AgentSkill(
+                        id=skill_id,
+                        name=skill_id,
+                        description=_first_line(skill_agent, f"The {skill_id} skill."),
+                        tags=("skill",),
+                    )
+                    for skill_id, skill_agent in agent.items()
+                ),
+            )
+    if auth:
+        card = attrs.evolve(
+            card,
+            security_schemes={**card.security_schemes, **{a.name: a.scheme() for a in auth}},
+            # Any one of the schemes is enough: the requirements are alternatives.
+            security_requirements=tuple(SecurityRequirement({a.name: ()}) for a in auth),
+        )
+    return card
 
 
 def build_engine(
-    agent: Agent | Mapping[str, Agent],
+    agent: Agents,
     *,
     card: AgentCard | None = None,
     store: TaskStore | None = None,
+    auth: Sequence[Authenticator] = (),
+    task_ttl: timedelta | float | None = None,
+    extended_card: AgentCard | None = None,
     public_url: str | None = None,
     max_body_bytes: int = 8 * 1024 * 1024,
 ) -> Engine:
-    """The asyncio engine for ``agent`` (or a mapping of skill id to agent)."""
+    """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
+
+    ``auth`` lists the accepted authenticators (none: the server runs open, every caller is the
+    same anonymous principal); ``task_ttl`` (seconds or a timedelta) makes terminal tasks expire.
+    """
+    if extended_card is not None and not auth:
+        raise ValueError("an extended card is served to authenticated callers only: set auth")
+    registry = AgentRegistry(agent)
+    ttl = timedelta(seconds=task_ttl) if isinstance(task_ttl, int | float) else task_ttl
     config = CoreConfig(
-        card=card or default_card(agent),
+        card=_card_for(card or default_card(agent), agent, auth),
+        extended_card=_card_for(extended_card, agent, auth) if extended_card else None,
         public_url=public_url,
         max_body_bytes=max_body_bytes,
         card_modified=datetime.now(UTC).replace(microsecond=0),
+        task_ttl=ttl,
+        default_skill="" if registry.default is not None else next(iter(registry.by_skill)),
     )
-    return Engine(Core(config), store or MemoryStore(), AgentRegistry(agent))
+    return Engine(Core(config), store or MemoryStore(), registry, auth=auth)
 
 
 def serve(
-    agent: Agent | Mapping[str, Agent],
+    agent: Agents,
     *,
     card: AgentCard | None = None,
     host: str = "127.0.0.1",
     port: int = 9999,
     store: TaskStore | None = None,
+    auth: Sequence[Authenticator] = (),
+    task_ttl: timedelta | float | None = None,
+    extended_card: AgentCard | None = None,
     public_url: str | None = None,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM)."""
-    engine = build_engine(agent, card=card, store=store, public_url=public_url)
+    engine = build_engine(
+        agent,
+        card=card,
+        store=store,
+        auth=auth,
+        task_ttl=task_ttl,
+        extended_card=extended_card,
+        public_url=public_url,
+    )
     sock = bind_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
-    log.warning(
-        "A2A server on http://%s:%d/ (card at /.well-known/agent-card.json)", shown_host, bound_port
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    log.info(
+        "A2A server on http://%s:%d/ (card at /.well-known/agent-card.json)",
+        shown_host,
+        bound_port,
     )
 
     async def main() -> None:
@@ -68,7 +145,6 @@ def serve(
             loop.add_signal_handler(signum, stop.set)
         await serve_app(create_app(engine), sock, shutdown_trigger=stop.wait)
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         asyncio.run(main())
     finally:

@@ -9,6 +9,7 @@ from pathlib import Path
 from a2a_core import AgentCard, V1Codec
 
 from ._agents import load_object
+from ._auth import ApiKeys, Authenticator, BearerTokens
 from ._serve import serve
 
 __all__ = ["main"]
@@ -33,7 +34,48 @@ def _parser() -> argparse.ArgumentParser:
         help="the base URL clients reach the server at (default: from each request's Host)",
     )
     run.add_argument("--store", choices=["memory"], default="memory", help="task store")
+    run.add_argument(
+        "--auth-token",
+        action="append",
+        default=[],
+        metavar="NAME=TOKEN",
+        help="accept 'Authorization: Bearer TOKEN' as principal NAME (repeatable); "
+        "without any --auth-token or --api-key the server runs open",
+    )
+    run.add_argument(
+        "--api-key",
+        action="append",
+        default=[],
+        metavar="NAME=KEY",
+        help="accept 'X-API-Key: KEY' as principal NAME (repeatable)",
+    )
+    run.add_argument(
+        "--task-ttl",
+        type=float,
+        metavar="SECONDS",
+        help="remove terminal tasks this long after they finished (default: keep them)",
+    )
     return parser
+
+
+def _pairs(option: str, values: Sequence[str]) -> dict[str, str]:
+    """``NAME=SECRET`` options as a secret -> name mapping."""
+    secrets: dict[str, str] = {}
+    for value in values:
+        name, sep, secret = value.partition("=")
+        if not sep or not name or not secret:
+            raise SystemExit(f"{option} {value!r}: expected NAME=SECRET")
+        secrets[secret] = name
+    return secrets
+
+
+def _authenticators(args: argparse.Namespace) -> list[Authenticator]:
+    found: list[Authenticator] = []
+    if args.auth_token:
+        found.append(BearerTokens(_pairs("--auth-token", args.auth_token)))
+    if args.api_key:
+        found.append(ApiKeys(_pairs("--api-key", args.api_key)))
+    return found
 
 
 def _load_card(spec: str) -> AgentCard:
@@ -53,7 +95,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not callable(agent) and not isinstance(agent, Mapping):
         raise SystemExit(f"{args.agent}: expected an async function or a mapping of them")
     card = _load_card(args.card) if args.card else None
-    serve(agent, card=card, host=args.host, port=args.port, public_url=args.public_url)  # type: ignore[arg-type]
+    if args.task_ttl is not None and args.task_ttl <= 0:
+        raise SystemExit("--task-ttl must be positive")
+    serve(
+        agent,
+        card=card,
+        host=args.host,
+        port=args.port,
+        public_url=args.public_url,
+        auth=_authenticators(args),
+        task_ttl=args.task_ttl,
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -31,7 +31,11 @@ from ._card_model import (
     AgentSkill,
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,
+    MutualTlsSecurityScheme,
+    OAuth2SecurityScheme,
+    OpenIdConnectSecurityScheme,
     SecurityRequirement,
+    SecurityScheme,
 )
 from ._config import CoreConfig, ErrorMapping
 from ._core import Core
@@ -85,7 +89,7 @@ from ._model import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from ._records import Owner, TaskRecord
+from ._records import Owner, TaskRecord, message_fingerprint
 from ._requests import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -96,7 +100,19 @@ from ._requests import (
     SubscribeToTaskRequest,
 )
 from ._states import TRANSITIONS, Event, IllegalTransition, state_diagram, transition
-from ._storage import Cursor, Delete, ListQuery, Page, Put, Reads, Snapshot, Write
+from ._storage import (
+    Cursor,
+    Delete,
+    Expired,
+    ExpiryQuery,
+    ListQuery,
+    MessageKey,
+    Page,
+    Put,
+    Reads,
+    Snapshot,
+    Write,
+)
 from ._wire_v1 import V1Codec
 
 __all__ = [
@@ -133,6 +149,8 @@ __all__ = [
     "ErrorCodes",
     "ErrorMapping",
     "Event",
+    "Expired",
+    "ExpiryQuery",
     "ExtendedAgentCardNotConfiguredError",
     "ExtensionSupportRequiredError",
     "Fail",
@@ -152,8 +170,12 @@ __all__ = [
     "ListTasksRequest",
     "ListTasksResponse",
     "Message",
+    "MessageKey",
     "MethodNotFoundError",
     "MissingInput",
+    "MutualTlsSecurityScheme",
+    "OAuth2SecurityScheme",
+    "OpenIdConnectSecurityScheme",
     "Operation",
     "Owner",
     "Page",
@@ -169,6 +191,7 @@ __all__ = [
     "Respond",
     "Role",
     "SecurityRequirement",
+    "SecurityScheme",
     "SendMessageConfiguration",
     "SendMessageRequest",
     "Snapshot",
@@ -198,6 +221,7 @@ __all__ = [
     "completed",
     "failed",
     "input_required",
+    "message_fingerprint",
     "rejected",
     "reply",
     "state_diagram",

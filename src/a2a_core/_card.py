@@ -26,9 +26,10 @@ PROTOCOL_VERSION = "1.0"
 _CACHE_SIZE = 8
 
 
-def complete_card(config: CoreConfig) -> AgentCard:
-    """The user's card with what the wire requires filled in and capabilities set truthfully."""
-    card = config.card
+def complete_card(config: CoreConfig, card: AgentCard | None = None) -> AgentCard:
+    """A card (the public one by default) with what the wire requires filled in and the
+    capabilities set from what the server really does."""
+    card = card or config.card
     skills = card.skills or (
         AgentSkill(id="default", name=card.name, description=card.description, tags=("default",)),
     )
@@ -56,14 +57,17 @@ class CardRenderer:
         self._config = config
         self._codec = codec
         self._card = complete_card(config)
+        self._extended = (
+            complete_card(config, config.extended_card) if config.extended_card else None
+        )
         self._cache: OrderedDict[str, RenderedCard] = OrderedDict()
         self.last_modified = (
             format_datetime(config.card_modified, usegmt=True) if config.card_modified else None
         )
 
-    def card(self, base_url: str) -> AgentCard:
+    def card(self, base_url: str, *, extended: bool = False) -> AgentCard:
         """The card as served from ``base_url`` (``public_url`` wins when configured)."""
-        card = self._card
+        card = self._extended if extended and self._extended else self._card
         if card.supported_interfaces:
             return card  # the user pinned the interfaces explicitly
         root = (self._config.public_url or base_url).rstrip("/")

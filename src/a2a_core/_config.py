@@ -1,7 +1,7 @@
 """The server's settings, as the core needs them: fixed for the core's lifetime."""
 
 import enum
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import attrs
 
@@ -49,3 +49,9 @@ class CoreConfig:
     #: ``Last-Modified`` of the agent card (the adapter passes its start time).
     card_modified: datetime | None = None
     error_mapping: ErrorMapping = ErrorMapping.V1_0_1
+    #: Terminal tasks older than this disappear (``None``: they are kept forever).
+    task_ttl: timedelta | None = None
+    #: How many expired tasks one tick removes at most (the next tick follows at once).
+    sweep_batch: int = attrs.field(default=500, validator=_positive)
+    #: The skill a send that names none is routed to ("": the default agent).
+    default_skill: str = ""

@@ -41,6 +41,10 @@ class Core:
         """Route an HTTP request. ``base_url`` is where the client reached the A2A root."""
         return self._front.route(request, caller, base_url)
 
+    def is_public(self, request: HttpRequest) -> bool:
+        """Whether ``request`` needs no authentication (the public agent card)."""
+        return self._front.is_public(request)
+
     def too_large(self) -> HttpResponse:
         """The answer for a body the adapter refused to read past ``max_body_bytes``."""
         return self._front.too_large()

@@ -146,13 +146,26 @@ class HttpFront:
             if request.method != "POST":
                 return _not_allowed("POST")
             try:
-                return self._rpc(request, caller)
+                dispatch = self._rpc(request, caller)
             except RpcFailure as failure:
                 return self.render_error(failure.id, failure.error)
+            if (
+                dispatch.call.operation is Operation.GET_EXTENDED_CARD
+                and self._config.extended_card is not None
+                and caller.authenticated
+            ):
+                # Nothing to read or decide: the card is configuration.
+                card = self.cards.card(base_url, extended=True)
+                return _json_response(result_body(dispatch.rpc_id, self._codec.encode(card)))
+            return dispatch
         return _json_response(
             b'{"error":{"code":404,"status":"NOT_FOUND","message":"No A2A endpoint at this path"}}',
             404,
         )
+
+    def is_public(self, request: HttpRequest) -> bool:
+        """Whether ``request`` is served without authentication (only the public card is)."""
+        return (request.path or "/") in CARD_PATHS and request.method in ("GET", "HEAD")
 
     def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
         """The HTTP response for a call's final reply."""

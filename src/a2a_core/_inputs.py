@@ -35,9 +35,13 @@ class Operation(enum.Enum):
 
 @attrs.frozen
 class Caller:
-    """The authenticated identity a request comes from (verified by the adapter, not the core)."""
+    """The identity a request comes from, as the adapter verified it (the core trusts it).
+
+    ``authenticated`` is false for the shared anonymous caller of a server that runs open.
+    """
 
     principal: str
+    authenticated: bool = True
 
 
 @attrs.frozen
@@ -70,7 +74,12 @@ class AgentDone:
 
 @attrs.frozen
 class Tick:
-    """The deadline the core asked for has passed."""
+    """The deadline the core asked for (``Decision.wake_at``) has passed; it is now ``now``.
+
+    Adapters also tick once when they start, so that what expired while they were down goes.
+    """
+
+    now: datetime
 
 
 Input = Call | AgentOutput | AgentDone | Tick

@@ -5,13 +5,39 @@ A :class:`TaskRecord` is what a store keeps and what the reducer decides over. N
 bookkeeping of agent runs and events. None of those ever goes on the wire.
 """
 
+import base64
+import enum
+import hashlib
+import json
 from datetime import datetime
+from typing import Any
 
 import attrs
 
-from ._model import Task, TaskState
+from ._model import Message, Task, TaskState
 
-__all__ = ["Owner", "TaskRecord"]
+__all__ = ["Owner", "TaskRecord", "message_fingerprint"]
+
+
+def _canonical(value: Any) -> Any:
+    match value:
+        case enum.Enum():
+            return value.value
+        case bytes():
+            return base64.b64encode(value).decode()
+        case datetime():
+            return value.isoformat()
+    return value
+
+
+def message_fingerprint(message: Message) -> str:
+    """A stable digest of a client message exactly as sent (same on every replica and restart).
+
+    Python's ``hash`` is salted per process, so it cannot serve; canonical JSON can.
+    """
+    fields = attrs.asdict(message, value_serializer=lambda _i, _a, v: _canonical(v))
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 @attrs.frozen(order=True)
@@ -45,6 +71,9 @@ class TaskRecord:
     seq: int = 0
     #: The agent answered the latest send with a direct message rather than task updates.
     replied: bool = False
+    #: ``(messageId, fingerprint)`` of every client message the task has accepted. Stores index
+    #: the ids per owner (unique), which is what makes re-sending a message idempotent.
+    messages: tuple[tuple[str, str], ...] = ()
 
     @property
     def id(self) -> str:
@@ -55,6 +84,10 @@ class TaskRecord:
     def state(self) -> TaskState:
         """The task's current state."""
         return self.task.status.state
+
+    def fingerprint(self, message_id: str) -> str | None:
+        """The fingerprint of the client message with this id, if the task accepted one."""
+        return next((f for m, f in self.messages if m == message_id), None)
 
     @property
     def updated_at(self) -> datetime:

@@ -29,6 +29,7 @@ adapter decides again on fresh data.
 """
 
 from collections.abc import Sequence
+from datetime import datetime
 
 import attrs
 
@@ -41,8 +42,19 @@ from ._agent_api import (
     exception_status,
     normalize,
 )
+from ._card import complete_card
 from ._config import CoreConfig
-from ._effects import AwaitTask, Decision, Effect, Fail, Publish, Respond, StartRun, StopRun
+from ._effects import (
+    AwaitTask,
+    Decision,
+    Effect,
+    Fail,
+    Publish,
+    Reply,
+    Respond,
+    StartRun,
+    StopRun,
+)
 from ._errors import (
     A2AError,
     ContentTypeNotSupportedError,
@@ -67,7 +79,7 @@ from ._model import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from ._records import Owner, TaskRecord
+from ._records import Owner, TaskRecord, message_fingerprint
 from ._requests import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -75,7 +87,19 @@ from ._requests import (
     SendMessageRequest,
 )
 from ._states import Event, IllegalTransition, transition
-from ._storage import Cursor, ListQuery, Page, Put, Reads, Snapshot
+from ._storage import (
+    Cursor,
+    Delete,
+    Expired,
+    ExpiryQuery,
+    ListQuery,
+    MessageKey,
+    Page,
+    Put,
+    Reads,
+    Snapshot,
+    Write,
+)
 
 __all__ = ["Reducer"]
 
@@ -136,14 +160,17 @@ class Reducer:
 
     def __init__(self, config: CoreConfig) -> None:
         self.config = config
+        self._card = complete_card(config)
 
     # --- what to read -------------------------------------------------------------------------
 
     def needs(self, inp: Input) -> Reads:
         """The records :meth:`decide` needs for ``inp``: fetch them and pass a Snapshot."""
         match inp:
-            case Call(request=SendMessageRequest(message=message)):
-                return Reads(task_id=message.task_id)
+            case Call(request=SendMessageRequest(message=message, tenant=tenant)):
+                owner = Owner(inp.caller.principal, tenant)
+                key = MessageKey(owner, message.message_id) if message.message_id else None
+                return Reads(task_id=message.task_id, message=key)
             case Call(request=GetTaskRequest(id=task_id) | CancelTaskRequest(id=task_id)):
                 return Reads(task_id=task_id)
             case Call(operation=Operation.LIST_TASKS, request=ListTasksRequest() as request):
@@ -153,6 +180,10 @@ class Reducer:
                     return Reads()  # decide() reports the same error
             case AgentOutput(task_id=task_id) | AgentDone(task_id=task_id):
                 return Reads(task_id=task_id)
+            case Tick(now=now) if self.config.task_ttl is not None:
+                return Reads(
+                    expiry=ExpiryQuery(now - self.config.task_ttl, self.config.sweep_batch)
+                )
         return Reads()
 
     # --- the decision -------------------------------------------------------------------------
@@ -162,15 +193,16 @@ class Reducer:
         match inp:
             case Call():
                 try:
-                    return self._call(inp, snapshot, ctx)
+                    decision = self._call(inp, snapshot, ctx)
                 except A2AError as error:
                     return Decision(reply=Fail(error))
             case AgentOutput():
-                return self._agent_output(inp, snapshot.task, ctx)
+                decision = self._agent_output(inp, snapshot.task, ctx)
             case AgentDone():
-                return self._agent_done(inp, snapshot.task, ctx)
+                decision = self._agent_done(inp, snapshot.task, ctx)
             case Tick():
-                return Decision()
+                return self._sweep(inp.now, snapshot.expired)
+        return self._with_expiry_alarm(decision)
 
     def settled_reply(self, wait: AwaitTask, record: TaskRecord) -> Respond:
         """The answer to a blocking send once its task has settled."""
@@ -184,17 +216,22 @@ class Reducer:
         principal = call.caller.principal
         match call.operation, call.request:
             case Operation.SEND_MESSAGE, SendMessageRequest() as request:
-                return self._send(request, principal, snapshot.task, ctx)
+                return self._send(request, principal, snapshot, ctx)
             case Operation.GET_TASK, GetTaskRequest() as request:
                 _check_history_length(request.history_length, "params.historyLength")
-                record = _owned(snapshot.task, request.id, Owner(principal, request.tenant))
+                record = self._owned(
+                    snapshot.task, request.id, Owner(principal, request.tenant), ctx
+                )
                 return Decision(reply=Respond(view(record.task, request.history_length)))
             case Operation.LIST_TASKS, ListTasksRequest() as request:
                 query = self._list_query(principal, request)
                 assert snapshot.page is not None, "ListTasks needs the page it asked for"
-                return Decision(reply=Respond(_list_reply(request, query, snapshot.page)))
+                page = self._unexpired(snapshot.page, ctx.now)
+                return Decision(reply=Respond(_list_reply(request, query, page)))
             case Operation.CANCEL_TASK, CancelTaskRequest() as request:
-                record = _owned(snapshot.task, request.id, Owner(principal, request.tenant))
+                record = self._owned(
+                    snapshot.task, request.id, Owner(principal, request.tenant), ctx
+                )
                 return self._cancel(record, ctx)
             case (Operation.SEND_STREAMING_MESSAGE | Operation.SUBSCRIBE_TO_TASK, _) if (
                 not self.config.streaming
@@ -214,42 +251,90 @@ class Reducer:
                     "This operation is not supported: the agent has no extended card "
                     "(capabilities.extendedAgentCard is false)"
                 )
+            case Operation.GET_EXTENDED_CARD, _ if not call.caller.authenticated:
+                raise UnsupportedOperationError(
+                    "The extended agent card is only served to authenticated callers"
+                )
         raise UnsupportedOperationError(  # pragma: no cover - every operation is matched above
             f"This operation is not supported: {call.operation.value}"
         )
 
     def _send(
-        self, request: SendMessageRequest, principal: str, found: TaskRecord | None, ctx: Context
+        self, request: SendMessageRequest, principal: str, snapshot: Snapshot, ctx: Context
     ) -> Decision:
         message = request.message
-        self._check_message(message)
+        skill = self._skill(request)
+        self._check_message(message, skill)
         config = request.configuration
         history_length = config.history_length if config else None
         _check_history_length(history_length, "params.configuration.historyLength")
         owner = Owner(principal, request.tenant)
+        fingerprint = message_fingerprint(message)
+        immediately = config is not None and config.return_immediately
+
+        clear: tuple[Write, ...] = ()
+        holder = snapshot.by_message
+        if holder is not None and holder.owner == owner:
+            if self._live(holder, ctx.now) is None:
+                # Expired but not yet swept: it still holds the message id, so remove it now.
+                clear = (Delete(holder.id, holder.version),)
+            elif holder.fingerprint(message.message_id) != fingerprint:
+                raise _bad_param(
+                    "params.message.messageId",
+                    f"{message.message_id!r} was already sent with a different message; "
+                    "a message id may be reused only to re-send the same message",
+                )
+            else:
+                return Decision(reply=self._replay(holder, immediately, history_length))
 
         if message.task_id:
-            previous = _owned(found, message.task_id, owner)
-            record, effects = self._follow_up(previous, message, request, ctx)
+            previous = self._owned(snapshot.task, message.task_id, owner, ctx)
+            record, effects = self._follow_up(previous, message, fingerprint, request, ctx)
             write = Put(record, previous.version)
         else:
-            record, effects = self._create(owner, message, request, ctx)
+            record, effects = self._create(owner, skill, message, fingerprint, request, ctx)
             write = Put(record, 0)
 
-        if config is not None and config.return_immediately:
-            reply: Respond | AwaitTask = Respond(view(record.task, history_length))
-        else:
-            reply = AwaitTask(record.id, history_length)
-        return Decision(writes=(write,), effects=effects, reply=reply)
+        reply: Reply = (
+            Respond(view(record.task, history_length))
+            if immediately
+            else AwaitTask(record.id, history_length)
+        )
+        return Decision(writes=(*clear, write), effects=effects, reply=reply)
 
-    def _check_message(self, message: Message) -> None:
+    def _replay(self, record: TaskRecord, immediately: bool, history_length: int | None) -> Reply:
+        """The answer to a re-sent message: the task it created, without running anything."""
+        wait = AwaitTask(record.id, history_length)
+        if immediately:
+            return Respond(view(record.task, history_length))
+        if record.state.settled:
+            return self.settled_reply(wait, record)
+        return wait
+
+    def _skill(self, request: SendMessageRequest) -> str:
+        """The skill a new task is routed to: named in the request's or message's metadata."""
+        for field, metadata in (
+            ("params.metadata.skillId", request.metadata),
+            ("params.message.metadata.skillId", request.message.metadata),
+        ):
+            if metadata is None or "skillId" not in metadata:
+                continue
+            skill_id = metadata["skillId"]
+            if not isinstance(skill_id, str) or self._card.skill(skill_id) is None:
+                known = ", ".join(s.id for s in self._card.skills)
+                raise _bad_param(field, f"unknown skill {skill_id!r}; this agent has: {known}")
+            return skill_id
+        return self.config.default_skill
+
+    def _check_message(self, message: Message, skill_id: str) -> None:
         if message.role is not Role.USER:
             raise _bad_param("params.message.role", "a client's message must have role ROLE_USER")
         if not message.message_id:
             raise _bad_param("params.message.messageId", "must not be empty")
         if not message.parts:
             raise _bad_param("params.message.parts", "must hold at least one part")
-        accepted = self.config.card.default_input_modes
+        skill = self._card.skill(skill_id) if skill_id else None
+        accepted = (skill.input_modes if skill else ()) or self._card.default_input_modes
         for index, part in enumerate(message.parts):
             if part.media_type and not _media_type_accepted(part.media_type, accepted):
                 raise ContentTypeNotSupportedError(
@@ -259,7 +344,13 @@ class Reducer:
                 )
 
     def _create(
-        self, owner: Owner, message: Message, request: SendMessageRequest, ctx: Context
+        self,
+        owner: Owner,
+        skill: str,
+        message: Message,
+        fingerprint: str,
+        request: SendMessageRequest,
+        ctx: Context,
     ) -> tuple[TaskRecord, tuple[Effect, ...]]:
         task_id = ctx.new_id()
         context_id = message.context_id or ctx.new_id()
@@ -271,7 +362,15 @@ class Reducer:
             history=(message,),
         )
         record = TaskRecord(
-            task=task, owner=owner, version=1, created_at=ctx.now, run=1, running=True, seq=1
+            task=task,
+            owner=owner,
+            version=1,
+            created_at=ctx.now,
+            run=1,
+            running=True,
+            skill_id=skill,
+            seq=1,
+            messages=((message.message_id, fingerprint),),
         )
         return record, (
             Publish(record, (task,), settled=False),
@@ -279,7 +378,12 @@ class Reducer:
         )
 
     def _follow_up(
-        self, record: TaskRecord, message: Message, request: SendMessageRequest, ctx: Context
+        self,
+        record: TaskRecord,
+        message: Message,
+        fingerprint: str,
+        request: SendMessageRequest,
+        ctx: Context,
     ) -> tuple[TaskRecord, tuple[Effect, ...]]:
         task = record.task
         if message.context_id and message.context_id != task.context_id:
@@ -313,6 +417,7 @@ class Reducer:
             running=True,
             seq=record.seq + 1,
             replied=False,
+            messages=(*record.messages, (message.message_id, fingerprint)),
         )
         effects: list[Effect] = []
         if record.running:
@@ -384,6 +489,56 @@ class Reducer:
             updated_since=request.status_timestamp_after,
             cursor=cursor,
         )
+
+    # --- visibility and expiry -----------------------------------------------------------------
+
+    def _owned(
+        self, record: TaskRecord | None, task_id: str, owner: Owner, ctx: Context
+    ) -> TaskRecord:
+        """The record if ``owner`` may see it; otherwise exactly what a missing task gets."""
+        record = self._live(record, ctx.now)
+        if record is None or record.owner != owner:
+            raise _not_found(task_id)
+        return record
+
+    def _live(self, record: TaskRecord | None, now: datetime) -> TaskRecord | None:
+        """``record``, unless it is a terminal task older than the TTL (then it is gone)."""
+        ttl = self.config.task_ttl
+        if record is None or ttl is None or not record.state.terminal:
+            return record
+        return record if record.updated_at + ttl > now else None
+
+    def _unexpired(self, page: Page, now: datetime) -> Page:
+        live = tuple(r for r in page.records if self._live(r, now) is not None)
+        if len(live) == len(page.records):
+            return page
+        return Page(live, max(page.total - (len(page.records) - len(live)), len(live)), page.next)
+
+    def _sweep(self, now: datetime, expired: Expired | None) -> Decision:
+        """A tick: delete the expired tasks the store found, and say when to look again."""
+        ttl = self.config.task_ttl
+        if ttl is None or expired is None:
+            return Decision()
+        gone = tuple(r for r in expired.records if self._live(r, now) is None)
+        if len(expired.records) >= self.config.sweep_batch:
+            wake_at: datetime | None = now  # a full batch: more may be waiting
+        else:
+            wake_at = expired.next_at + ttl if expired.next_at is not None else None
+        return Decision(writes=tuple(Delete(r.id, r.version) for r in gone), wake_at=wake_at)
+
+    def _with_expiry_alarm(self, decision: Decision) -> Decision:
+        """Ask for a tick when a task this decision finished will have expired."""
+        ttl = self.config.task_ttl
+        if ttl is None:
+            return decision
+        ends = [
+            w.record.updated_at + ttl
+            for w in decision.writes
+            if isinstance(w, Put) and w.record.state.terminal
+        ]
+        if not ends:
+            return decision
+        return attrs.evolve(decision, wake_at=min(ends))
 
     # --- agent output -------------------------------------------------------------------------
 
@@ -464,13 +619,6 @@ class Reducer:
 
 
 # --- helpers ----------------------------------------------------------------------------------
-
-
-def _owned(record: TaskRecord | None, task_id: str, owner: Owner) -> TaskRecord:
-    """The record if ``owner`` may see it; otherwise exactly what a missing task gets."""
-    if record is None or record.owner != owner:
-        raise _not_found(task_id)
-    return record
 
 
 def _list_reply(request: ListTasksRequest, query: ListQuery, page: Page) -> ListTasksResponse:

@@ -17,7 +17,19 @@ from ._model import TaskState
 from ._records import Owner, TaskRecord
 from ._wire import format_timestamp, parse_timestamp
 
-__all__ = ["Cursor", "Delete", "ListQuery", "Page", "Put", "Reads", "Snapshot", "Write"]
+__all__ = [
+    "Cursor",
+    "Delete",
+    "Expired",
+    "ExpiryQuery",
+    "ListQuery",
+    "MessageKey",
+    "Page",
+    "Put",
+    "Reads",
+    "Snapshot",
+    "Write",
+]
 
 
 @attrs.frozen(order=True)
@@ -70,11 +82,30 @@ class ListQuery:
 
 
 @attrs.frozen
+class MessageKey:
+    """A client message id, which is unique per owner."""
+
+    owner: Owner
+    message_id: str
+
+
+@attrs.frozen
+class ExpiryQuery:
+    """Terminal tasks whose status is older than ``before`` (at most ``limit`` of them)."""
+
+    before: datetime
+    limit: int
+
+
+@attrs.frozen
 class Reads:
     """What a decision needs from the store."""
 
     task_id: str = ""
+    #: The task that holds this owner's message id, if any (for idempotent re-sends).
+    message: MessageKey | None = None
     listing: ListQuery | None = None
+    expiry: ExpiryQuery | None = None
 
 
 @attrs.frozen
@@ -87,16 +118,35 @@ class Page:
 
 
 @attrs.frozen
+class Expired:
+    """The oldest terminal tasks past the cutoff, and the status time of the next one after them.
+
+    ``next_at`` is the ``updated_at`` of the oldest terminal task *not* in ``records`` (whether
+    or not it is past the cutoff), so the core can say when the next one expires.
+    """
+
+    records: tuple[TaskRecord, ...]
+    next_at: datetime | None
+
+
+@attrs.frozen
 class Snapshot:
     """What the store returned for :class:`Reads` (``None`` where nothing was found)."""
 
     task: TaskRecord | None = None
+    by_message: TaskRecord | None = None
     page: Page | None = None
+    expired: Expired | None = None
 
 
 @attrs.frozen
 class Put:
-    """Store ``record``, provided the stored version is still ``expected`` (0: must be new)."""
+    """Store ``record``, provided the stored version is still ``expected`` (0: must be new).
+
+    The commit must also fail if one of ``record.messages``' ids is already held by another
+    task of the same owner: that uniqueness is what stops two concurrent sends of one message
+    from starting two runs.
+    """
 
     record: TaskRecord
     expected: int
@@ -104,7 +154,7 @@ class Put:
 
 @attrs.frozen
 class Delete:
-    """Remove the task, provided its stored version is still ``expected``."""
+    """Remove the task (and its message ids), provided its stored version is still ``expected``."""
 
     task_id: str
     expected: int

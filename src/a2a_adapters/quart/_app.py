@@ -8,7 +8,7 @@ from quart import Blueprint, Quart, Response, request
 from werkzeug.datastructures import Headers
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from a2a_core import Caller, HttpRequest, HttpResponse
+from a2a_core import HttpRequest, HttpResponse
 
 from ._engine import Engine
 
@@ -16,12 +16,13 @@ __all__ = ["a2a_blueprint", "create_app"]
 
 _METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
-#: Until authentication is configured, every caller is the same anonymous principal.
-ANONYMOUS = Caller("anonymous")
-
 
 def a2a_blueprint(engine: Engine, *, name: str = "a2a") -> Blueprint:
-    """A blueprint serving A2A; register it with ``url_prefix`` to mount it anywhere."""
+    """A blueprint serving A2A; register it with ``url_prefix`` to mount it anywhere.
+
+    The application must call ``await engine.start()`` before serving and
+    ``await engine.aclose()`` after (:func:`create_app` does both).
+    """
     blueprint = Blueprint(name, __name__)
 
     @blueprint.route("/", defaults={"subpath": ""}, methods=_METHODS)
@@ -36,7 +37,7 @@ def a2a_blueprint(engine: Engine, *, name: str = "a2a") -> Blueprint:
             return _to_quart(engine.core.too_large())
         query = request.query_string.decode("latin-1")
         core_request = HttpRequest(request.method, path, headers, body, query)
-        return _to_quart(await engine.handle(core_request, ANONYMOUS, base_url))
+        return _to_quart(await engine.handle(core_request, base_url))
 
     return blueprint
 
@@ -47,11 +48,8 @@ def create_app(engine: Engine) -> Quart:
     # Quart stops buffering a body past this size, so a huge body is never read into memory.
     app.config["MAX_CONTENT_LENGTH"] = engine.core.config.max_body_bytes
     app.register_blueprint(a2a_blueprint(engine))
-
-    @app.after_serving
-    async def stop_runs() -> None:
-        await engine.aclose()
-
+    app.before_serving(engine.start)
+    app.after_serving(engine.aclose)
     return app
 
 

@@ -6,18 +6,21 @@ cancelling them, and waking blocking sends when their task settles. Every *decis
 request means, which state a task moves to, whether agent output still counts) is the core's.
 
 The framework-free entry point is :meth:`Engine.handle`: any asyncio HTTP framework can call it
-with the request's method, path, headers and body and the caller it authenticated.
+with the request's method, path, headers and body (and the caller, if it authenticated the
+request itself; otherwise the engine's authenticators decide, answering 401 when they refuse).
 """
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, assert_never
 
 from a2a_adapters._agents import AgentRegistry
+from a2a_adapters._auth import Authenticator, authenticate
 from a2a_adapters.stores import TaskStore
 from a2a_core import (
     AgentDone,
@@ -39,6 +42,7 @@ from a2a_core import (
     StartRun,
     StopRun,
     TaskRecord,
+    Tick,
 )
 
 __all__ = ["Engine"]
@@ -66,21 +70,37 @@ class Engine:
         store: TaskStore,
         agents: AgentRegistry,
         *,
+        auth: Sequence[Authenticator] = (),
         clock: Callable[[], datetime] = utc_now,
         new_id: Callable[[], str] = new_uuid,
     ) -> None:
         self.core = core
         self.store = store
         self.agents = agents
+        self.auth = tuple(auth)
         self._clock = clock
         self._new_id = new_id
         self._runs: dict[str, tuple[int, asyncio.Task[None]]] = {}
         self._waiters: dict[str, list[asyncio.Future[TaskRecord]]] = {}
+        self._wake_at: datetime | None = None
+        self._alarm = asyncio.Event()
+        self._timer: asyncio.Task[None] | None = None
 
     # --- entry points -------------------------------------------------------------------------
 
-    async def handle(self, request: HttpRequest, caller: Caller, base_url: str) -> HttpResponse:
-        """Answer one HTTP request (the caller is whoever the adapter authenticated)."""
+    async def handle(
+        self, request: HttpRequest, base_url: str, caller: Caller | None = None
+    ) -> HttpResponse:
+        """Answer one HTTP request that reached the A2A root at ``base_url``.
+
+        Pass ``caller`` if the request was authenticated already; otherwise the engine's
+        authenticators verify it (every caller is anonymous when there are none).
+        """
+        if caller is None:
+            verified = authenticate(self.core, self.auth, request)
+            if isinstance(verified, HttpResponse):
+                return verified
+            caller = verified
         routed = self.core.handle_http(request, caller, base_url)
         if isinstance(routed, HttpResponse):
             return routed
@@ -101,12 +121,21 @@ class Engine:
             case None:  # pragma: no cover - the core answers every call
                 raise AssertionError("the core returned no reply for a call")
 
+    async def start(self) -> None:
+        """Start the timer, with a first tick at once (to sweep what expired while we were down)."""
+        if self._timer is None:
+            self._arm(self._clock())
+            self._timer = asyncio.create_task(self._run_timer(), name="a2a timer")
+
     async def aclose(self) -> None:
-        """Stop every agent run and wait until they have ended."""
-        runs = [task for _, task in self._runs.values()]
-        for task in runs:
+        """Stop the timer and every agent run, and wait until they have ended."""
+        tasks = [task for _, task in self._runs.values()]
+        if self._timer is not None:
+            tasks.append(self._timer)
+            self._timer = None
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*runs, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # --- read, decide, commit, perform --------------------------------------------------------
 
@@ -118,6 +147,8 @@ class Engine:
                 break
         else:
             raise _Conflict(f"gave up after {MAX_ATTEMPTS} conflicting writes")
+        if decision.wake_at is not None:
+            self._arm(decision.wake_at)
         settled = None
         if isinstance(decision.reply, AwaitTask):
             # Registered before the run starts, so the settling event cannot be missed.
@@ -143,6 +174,33 @@ class Engine:
                             waiter.set_result(record)
             case _:
                 assert_never(effect)
+
+    # --- the timer ----------------------------------------------------------------------------
+
+    def _arm(self, at: datetime) -> None:
+        """Make sure the timer fires no later than ``at``."""
+        if self._wake_at is None or at < self._wake_at:
+            self._wake_at = at
+            self._alarm.set()
+
+    async def _run_timer(self) -> None:
+        while True:
+            self._alarm.clear()
+            if self._wake_at is None:
+                await self._alarm.wait()
+                continue
+            delay = (self._wake_at - self._clock()).total_seconds()
+            if delay > 0:
+                # Sleep until the deadline, or until an earlier one is armed.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._alarm.wait(), delay)
+                continue
+            self._wake_at = None
+            try:
+                await self._execute(Tick(self._clock()))
+            except _Conflict:
+                log.exception("the expiry sweep could not be committed; retrying later")
+                self._arm(self._clock() + timedelta(seconds=1))
 
     # --- agent runs ---------------------------------------------------------------------------
 

@@ -2,9 +2,11 @@
 
 Records live in a dict by task id. Listings come from per-owner (and per owner-and-context)
 indexes kept sorted by (status timestamp, task id), so a page costs a binary search plus the
-records it returns, never a scan of every task. The store is synchronous underneath; its methods
-are ``async`` only to fit the contract, and none of them awaits, so a commit is atomic with
-respect to the event loop.
+records it returns, never a scan of every task; terminal tasks have such an index too, for the
+expiry sweep. Client message ids map to their task per owner, and a commit that would give one id
+to two tasks fails like a version conflict. The store is synchronous underneath; its methods are
+``async`` only to fit the contract, and none of them awaits, so a commit is atomic with respect
+to the event loop.
 """
 
 import bisect
@@ -14,6 +16,8 @@ from datetime import datetime
 from a2a_core import (
     Cursor,
     Delete,
+    Expired,
+    ExpiryQuery,
     ListQuery,
     Owner,
     Page,
@@ -52,6 +56,12 @@ class _SortedIndex:
         start = 0 if since is None else bisect.bisect_left(self.keys, (since, ""))
         return self.keys[start:stop][::-1]
 
+    def oldest(self, before: datetime, limit: int) -> tuple[list[_Key], _Key | None]:
+        """Up to ``limit`` oldest keys older than ``before``, and the key after them."""
+        stop = min(bisect.bisect_left(self.keys, (before, "")), limit)
+        after = self.keys[stop] if stop < len(self.keys) else None
+        return self.keys[:stop], after
+
     def count_since(self, since: datetime | None) -> int:
         if since is None:
             return len(self.keys)
@@ -65,27 +75,54 @@ class MemoryStore:
         self._records: dict[str, TaskRecord] = {}
         # (owner, None) indexes all of an owner's tasks; (owner, context_id) one context's.
         self._indexes: dict[tuple[Owner, str | None], _SortedIndex] = {}
+        self._terminal = _SortedIndex()
+        self._messages: dict[tuple[Owner, str], str] = {}
 
     def __len__(self) -> int:
         return len(self._records)
 
     async def read(self, reads: Reads) -> Snapshot:
         task = self._records.get(reads.task_id) if reads.task_id else None
+        by_message = None
+        if reads.message is not None:
+            holder = self._messages.get((reads.message.owner, reads.message.message_id))
+            by_message = self._records.get(holder) if holder else None
         page = self._page(reads.listing) if reads.listing is not None else None
-        return Snapshot(task=task, page=page)
+        expired = self._expired(reads.expiry) if reads.expiry is not None else None
+        return Snapshot(task=task, by_message=by_message, page=page, expired=expired)
 
     async def commit(self, writes: Sequence[Write]) -> bool:
         for write in writes:
             current = self._records.get(_task_id(write))
             if (current.version if current else 0) != write.expected:
                 return False
+        if not self._message_ids_free(writes):
+            return False
         for write in writes:
             self._apply(write)
+        return True
+
+    def _message_ids_free(self, writes: Sequence[Write]) -> bool:
+        """Whether no Put claims a message id that another task (after the batch) holds."""
+        deleted = {w.task_id for w in writes if isinstance(w, Delete)}
+        claimed: dict[tuple[Owner, str], str] = {}
+        for write in writes:
+            if not isinstance(write, Put):
+                continue
+            record = write.record
+            for message_id, _ in record.messages:
+                key = (record.owner, message_id)
+                holder = claimed.setdefault(key, record.id)
+                stored = self._messages.get(key)
+                if holder != record.id or stored not in (None, record.id, *deleted):
+                    return False
         return True
 
     async def aclose(self) -> None:
         self._records.clear()
         self._indexes.clear()
+        self._terminal = _SortedIndex()
+        self._messages.clear()
 
     def _apply(self, write: Write) -> None:
         old = self._records.get(_task_id(write))
@@ -104,6 +141,10 @@ class MemoryStore:
         key = (record.updated_at, record.id)
         for index_key in ((record.owner, None), (record.owner, record.task.context_id)):
             self._indexes.setdefault(index_key, _SortedIndex()).add(key)
+        if record.state.terminal:
+            self._terminal.add(key)
+        for message_id, _ in record.messages:
+            self._messages[record.owner, message_id] = record.id
 
     def _unindex(self, record: TaskRecord) -> None:
         key = (record.updated_at, record.id)
@@ -112,6 +153,16 @@ class MemoryStore:
             index.remove(key)
             if not index.keys:
                 del self._indexes[index_key]
+        if record.state.terminal:
+            self._terminal.remove(key)
+        for message_id, _ in record.messages:
+            if self._messages.get((record.owner, message_id)) == record.id:
+                del self._messages[record.owner, message_id]
+
+    def _expired(self, query: ExpiryQuery) -> Expired:
+        keys, after = self._terminal.oldest(query.before, query.limit)
+        records = tuple(self._records[task_id] for _, task_id in keys)
+        return Expired(records, after[0] if after else None)
 
     def _page(self, query: ListQuery) -> Page:
         index = self._indexes.get((query.owner, query.context_id or None))

@@ -1,0 +1,127 @@
+"""Authentication: who is calling, decided before a request reaches the core.
+
+The core trusts the :class:`~a2a_core.Caller` it is given (the seed's "authenticated entry
+point"), so verifying credentials is the adapter's job, and a request with missing or wrong
+credentials is answered here with 401 and a ``WWW-Authenticate`` challenge, never passed on.
+Only the public agent card is served without credentials.
+
+Secrets are compared by their SHA-256 digests, so a lookup takes the same time whatever the
+presented value shares with a real one.
+"""
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from a2a_core import (
+    APIKeySecurityScheme,
+    Caller,
+    Core,
+    HTTPAuthSecurityScheme,
+    HttpRequest,
+    HttpResponse,
+    SecurityScheme,
+)
+
+__all__ = [
+    "ANONYMOUS",
+    "ApiKeys",
+    "Authenticator",
+    "BearerTokens",
+    "authenticate",
+]
+
+#: The caller of a server that runs open: everyone shares its tasks.
+ANONYMOUS = Caller("anonymous", authenticated=False)
+
+
+class Authenticator(Protocol):
+    """Turns request headers into a principal."""
+
+    #: The name of the scheme in the card's ``securitySchemes``.
+    name: str
+
+    def principal(self, headers: Mapping[str, str]) -> str | None:
+        """The verified principal, or ``None`` when the credentials are missing or wrong."""
+        ...
+
+    def challenge(self) -> str:
+        """The ``WWW-Authenticate`` value that tells a client how to authenticate."""
+        ...
+
+    def scheme(self) -> SecurityScheme:
+        """How the card describes this scheme to clients."""
+        ...
+
+
+def _digest(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode()).digest()
+
+
+class BearerTokens:
+    """``Authorization: Bearer <token>``, each token naming its principal."""
+
+    name = "bearer"
+
+    def __init__(self, tokens: Mapping[str, str]) -> None:
+        """``tokens`` maps each token to the principal it authenticates."""
+        if not tokens:
+            raise ValueError("at least one token is needed")
+        self._principals = {_digest(token): principal for token, principal in tokens.items()}
+
+    def principal(self, headers: Mapping[str, str]) -> str | None:
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        return self._principals.get(_digest(token.strip()))
+
+    def challenge(self) -> str:
+        return 'Bearer realm="a2a"'
+
+    def scheme(self) -> SecurityScheme:
+        return HTTPAuthSecurityScheme(scheme="Bearer", description="A bearer token")
+
+
+class ApiKeys:
+    """An API key in a request header (``X-API-Key`` by default)."""
+
+    name = "apiKey"
+
+    def __init__(self, keys: Mapping[str, str], *, header: str = "X-API-Key") -> None:
+        """``keys`` maps each key to the principal it authenticates."""
+        if not keys:
+            raise ValueError("at least one key is needed")
+        self.header = header
+        self._principals = {_digest(key): principal for key, principal in keys.items()}
+
+    def principal(self, headers: Mapping[str, str]) -> str | None:
+        key = headers.get(self.header.lower(), "").strip()
+        return self._principals.get(_digest(key)) if key else None
+
+    def challenge(self) -> str:
+        return f'ApiKey realm="a2a", header="{self.header}"'
+
+    def scheme(self) -> SecurityScheme:
+        return APIKeySecurityScheme(location="header", name=self.header, description="An API key")
+
+
+def authenticate(
+    core: Core, authenticators: Sequence[Authenticator], request: HttpRequest
+) -> Caller | HttpResponse:
+    """The caller of ``request``, or the 401 answer when it is not authenticated.
+
+    With no authenticators the server runs open and every caller is :data:`ANONYMOUS`.
+    """
+    if not authenticators or core.is_public(request):
+        return ANONYMOUS
+    for authenticator in authenticators:
+        principal = authenticator.principal(request.headers)
+        if principal is not None:
+            return Caller(principal)
+    headers = [("content-type", "application/json")]
+    headers += [("www-authenticate", a.challenge()) for a in authenticators]
+    body = (
+        b'{"error":{"code":401,"status":"UNAUTHENTICATED",'
+        b'"message":"Missing or invalid credentials: see WWW-Authenticate and the agent card"}}'
+    )
+    return HttpResponse(401, tuple(headers), body)

@@ -1,0 +1,270 @@
+"""The store contract, checked against every backend.
+
+Each test takes the ``store`` fixture, which is parametrized over the backends, so a new backend
+is conformant exactly when this file passes for it. Listings are also checked against a
+reference model (filter with ``ListQuery.matches``, sort newest first) on random data.
+"""
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from a2a_adapters.stores import MemoryStore, TaskStore
+from a2a_core import (
+    Cursor,
+    Delete,
+    ListQuery,
+    Owner,
+    Put,
+    Reads,
+    Task,
+    TaskRecord,
+    TaskState,
+    TaskStatus,
+)
+
+T = TypeVar("T")
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+ALICE = Owner("alice")
+BOB = Owner("bob")
+
+BACKENDS: dict[str, Callable[[], TaskStore]] = {"memory": MemoryStore}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def make_store(request: pytest.FixtureRequest) -> Callable[[], TaskStore]:
+    return BACKENDS[request.param]
+
+
+@pytest.fixture
+def store(make_store: Callable[[], TaskStore]) -> Iterator[TaskStore]:
+    backend = make_store()
+    yield backend
+    asyncio.run(backend.aclose())
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)
+
+
+def record(
+    task_id: str,
+    *,
+    owner: Owner = ALICE,
+    at: int = 0,
+    state: TaskState = TaskState.WORKING,
+    context: str = "ctx",
+    version: int = 1,
+) -> TaskRecord:
+    task = Task(
+        id=task_id,
+        context_id=context,
+        status=TaskStatus(state, timestamp=T0 + timedelta(seconds=at)),
+    )
+    return TaskRecord(task=task, owner=owner, version=version, created_at=T0)
+
+
+def bump(old: TaskRecord, **changes: object) -> TaskRecord:
+    """The next version of ``old`` with its status moved (``at``/``state``) as given."""
+    status = old.task.status
+    at = changes.pop("at", None)
+    state = changes.pop("state", status.state)
+    timestamp = T0 + timedelta(seconds=at) if isinstance(at, int) else status.timestamp
+    task = attrs.evolve(old.task, status=TaskStatus(state, timestamp=timestamp))  # type: ignore[arg-type]
+    return attrs.evolve(old, task=task, version=old.version + 1)
+
+
+def query(owner: Owner = ALICE, page_size: int = 50, **filters: object) -> ListQuery:
+    return ListQuery(owner=owner, page_size=page_size, **filters)  # type: ignore[arg-type]
+
+
+async def get(store: TaskStore, task_id: str) -> TaskRecord | None:
+    return (await store.read(Reads(task_id=task_id))).task
+
+
+async def listing(store: TaskStore, q: ListQuery) -> tuple[list[str], int, Cursor | None]:
+    page = (await store.read(Reads(listing=q))).page
+    assert page is not None
+    return [r.id for r in page.records], page.total, page.next
+
+
+# --- compare-and-set --------------------------------------------------------------------------
+
+
+def test_put_new_then_read(store: TaskStore) -> None:
+    async def scenario() -> None:
+        first = record("t1")
+        assert await store.commit([Put(first, 0)])
+        assert await get(store, "t1") == first
+        assert await get(store, "missing") is None
+
+    run(scenario())
+
+
+def test_creating_an_existing_task_is_refused(store: TaskStore) -> None:
+    async def scenario() -> None:
+        assert await store.commit([Put(record("t1"), 0)])
+        assert not await store.commit([Put(record("t1", at=5), 0)])
+        stored = await get(store, "t1")
+        assert stored is not None
+        assert stored.updated_at == T0
+
+    run(scenario())
+
+
+def test_update_needs_the_current_version(store: TaskStore) -> None:
+    async def scenario() -> None:
+        v1 = record("t1")
+        await store.commit([Put(v1, 0)])
+        v2 = bump(v1, at=1)
+        assert await store.commit([Put(v2, 1)])
+        stale = bump(v1, at=2)  # decided from v1, which is gone
+        assert not await store.commit([Put(stale, 1)])
+        assert await get(store, "t1") == v2
+
+    run(scenario())
+
+
+def test_a_batch_applies_all_or_nothing(store: TaskStore) -> None:
+    async def scenario() -> None:
+        a, b = record("a"), record("b")
+        await store.commit([Put(a, 0), Put(b, 0)])
+        ok = bump(a, at=3)
+        conflicting = bump(b, at=3)
+        assert not await store.commit([Put(ok, 1), Put(conflicting, 7)])
+        assert await get(store, "a") == a
+        assert await get(store, "b") == b
+
+    run(scenario())
+
+
+def test_delete_is_version_checked(store: TaskStore) -> None:
+    async def scenario() -> None:
+        await store.commit([Put(record("t1"), 0)])
+        assert not await store.commit([Delete("t1", 5)])
+        assert await get(store, "t1") is not None
+        assert await store.commit([Delete("t1", 1)])
+        assert await get(store, "t1") is None
+        ids, total, _ = await listing(store, query())
+        assert ids == []
+        assert total == 0
+
+    run(scenario())
+
+
+# --- listing ----------------------------------------------------------------------------------
+
+
+def test_listing_is_scoped_to_the_owner(store: TaskStore) -> None:
+    async def scenario() -> None:
+        await store.commit([Put(record("a1", at=1), 0), Put(record("b1", owner=BOB, at=2), 0)])
+        assert (await listing(store, query(ALICE)))[:2] == (["a1"], 1)
+        assert (await listing(store, query(BOB)))[:2] == (["b1"], 1)
+        assert (await listing(store, query(Owner("alice", "tenant-x"))))[:2] == ([], 0)
+
+    run(scenario())
+
+
+def test_listing_follows_status_updates(store: TaskStore) -> None:
+    async def scenario() -> None:
+        old = record("old", at=1)
+        await store.commit([Put(old, 0), Put(record("new", at=2), 0)])
+        assert (await listing(store, query()))[0] == ["new", "old"]
+        await store.commit([Put(bump(old, at=3, state=TaskState.COMPLETED), 1)])
+        assert (await listing(store, query()))[0] == ["old", "new"]
+        completed = query(state=TaskState.COMPLETED)
+        assert (await listing(store, completed))[:2] == (["old"], 1)
+
+    run(scenario())
+
+
+def test_pages_cover_everything_once(store: TaskStore) -> None:
+    async def scenario() -> None:
+        # Equal timestamps on purpose: the id breaks ties, so no task is skipped or repeated.
+        await store.commit([Put(record(f"t{i:03}", at=i // 3), 0) for i in range(100)])
+        seen: list[str] = []
+        cursor = None
+        for _ in range(100):
+            ids, total, cursor = await listing(store, query(page_size=7, cursor=cursor))
+            assert total == 100
+            seen.extend(ids)
+            if cursor is None:
+                break
+        assert len(seen) == len(set(seen)) == 100
+        expected = sorted(range(100), key=lambda i: (i // 3, f"t{i:03}"), reverse=True)
+        assert seen == [f"t{i:03}" for i in expected]
+
+    run(scenario())
+
+
+records_strategy = st.lists(
+    st.builds(
+        lambda n, owner, at, state, context: record(
+            f"t{n}", owner=owner, at=at, state=state, context=context
+        ),
+        st.integers(0, 10_000),
+        st.sampled_from([ALICE, BOB]),
+        st.integers(0, 20),
+        st.sampled_from([TaskState.WORKING, TaskState.COMPLETED, TaskState.INPUT_REQUIRED]),
+        st.sampled_from(["c1", "c2"]),
+    ),
+    max_size=40,
+    unique_by=lambda r: r.id,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    records=records_strategy,
+    owner=st.sampled_from([ALICE, BOB]),
+    context=st.sampled_from(["", "c1", "c2"]),
+    state=st.sampled_from([None, TaskState.WORKING, TaskState.COMPLETED]),
+    since=st.one_of(st.none(), st.integers(0, 20)),
+    page_size=st.integers(1, 10),
+)
+def test_listing_matches_the_reference_model(
+    make_store: Callable[[], TaskStore],
+    records: list[TaskRecord],
+    owner: Owner,
+    context: str,
+    state: TaskState | None,
+    since: int | None,
+    page_size: int,
+) -> None:
+    q = query(
+        owner,
+        page_size,
+        context_id=context,
+        state=state,
+        updated_since=None if since is None else T0 + timedelta(seconds=since),
+    )
+    expected = sorted(
+        (r for r in records if q.matches(r)), key=lambda r: (r.updated_at, r.id), reverse=True
+    )
+
+    async def scenario() -> list[str]:
+        backend = make_store()
+        try:
+            await backend.commit([Put(r, 0) for r in records])
+            seen: list[str] = []
+            cursor = None
+            for _ in range(len(records) + 2):
+                ids, total, cursor = await listing(backend, attrs.evolve(q, cursor=cursor))
+                assert total == len(expected)
+                assert len(ids) <= page_size
+                seen.extend(ids)
+                if cursor is None:
+                    break
+            return seen
+        finally:
+            await backend.aclose()
+
+    assert run(scenario()) == [r.id for r in expected]
