@@ -6,7 +6,9 @@ application, and ``stores`` holds the task stores.
 
 from ._agents import AgentRegistry, load_object
 from ._auth import ANONYMOUS, ApiKeys, Authenticator, BearerTokens
+from ._push import PushSender, Resolver, resolve_host
 from ._serve import build_engine, default_card, serve
+from ._streaming import HttpStream
 from .stores import MemoryStore, TaskStore
 
 __all__ = [
@@ -15,10 +17,14 @@ __all__ = [
     "ApiKeys",
     "Authenticator",
     "BearerTokens",
+    "HttpStream",
     "MemoryStore",
+    "PushSender",
+    "Resolver",
     "TaskStore",
     "build_engine",
     "default_card",
     "load_object",
+    "resolve_host",
     "serve",
 ]

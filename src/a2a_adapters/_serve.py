@@ -19,6 +19,7 @@ from a2a_core import (
 
 from ._agents import AgentRegistry
 from ._auth import Authenticator
+from ._push import PushSender
 from .quart import Engine, bind_socket, create_app, serve_app
 from .stores import MemoryStore, TaskStore
 
@@ -84,11 +85,18 @@ def build_engine(
     extended_card: AgentCard | None = None,
     public_url: str | None = None,
     max_body_bytes: int = 8 * 1024 * 1024,
+    streaming: bool = False,
+    push: bool | PushSender = False,
+    push_allow_hosts: Sequence[str] = (),
+    keepalive_seconds: float = 15.0,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
     ``auth`` lists the accepted authenticators (none: the server runs open, every caller is the
-    same anonymous principal); ``task_ttl`` (seconds or a timedelta) makes terminal tasks expire.
+    same anonymous principal); ``task_ttl`` (seconds or a timedelta) makes terminal tasks expire;
+    ``streaming`` and ``push`` switch those capabilities on (``push`` may be a configured
+    :class:`PushSender`), and ``push_allow_hosts`` exempts hosts from the push SSRF guard;
+    idle streams get a keep-alive comment every ``keepalive_seconds``.
     """
     if extended_card is not None and not auth:
         raise ValueError("an extended card is served to authenticated callers only: set auth")
@@ -100,10 +108,21 @@ def build_engine(
         public_url=public_url,
         max_body_bytes=max_body_bytes,
         card_modified=datetime.now(UTC).replace(microsecond=0),
+        streaming=streaming,
+        push_notifications=push is not False,
+        push_allow_hosts=frozenset(h.lower() for h in push_allow_hosts),
         task_ttl=ttl,
         default_skill="" if registry.default is not None else next(iter(registry.by_skill)),
     )
-    return Engine(Core(config), store or MemoryStore(), registry, auth=auth)
+    sender = push if isinstance(push, PushSender) else PushSender() if push else None
+    return Engine(
+        Core(config),
+        store or MemoryStore(),
+        registry,
+        auth=auth,
+        push=sender,
+        keepalive_seconds=keepalive_seconds,
+    )
 
 
 def serve(

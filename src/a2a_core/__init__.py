@@ -44,6 +44,7 @@ from ._effects import (
     Decision,
     Effect,
     Fail,
+    Notify,
     Publish,
     Reply,
     Respond,
@@ -77,6 +78,7 @@ from ._inputs import AgentDone, AgentOutput, Call, Caller, Context, Input, Opera
 from ._model import (
     Artifact,
     AuthenticationInfo,
+    ListTaskPushNotificationConfigsResponse,
     ListTasksResponse,
     Message,
     Part,
@@ -89,6 +91,7 @@ from ._model import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from ._push_policy import address_allowed, url_problem
 from ._records import Owner, TaskRecord, message_fingerprint
 from ._requests import (
     CancelTaskRequest,
@@ -99,6 +102,7 @@ from ._requests import (
     SendMessageRequest,
     SubscribeToTaskRequest,
 )
+from ._sse import KEEPALIVE, SSE_HEADERS, sse_event
 from ._states import TRANSITIONS, Event, IllegalTransition, state_diagram, transition
 from ._storage import (
     Cursor,
@@ -106,6 +110,8 @@ from ._storage import (
     Expired,
     ExpiryQuery,
     ListQuery,
+    LoggedEvent,
+    LogQuery,
     MessageKey,
     Page,
     Put,
@@ -113,13 +119,17 @@ from ._storage import (
     Snapshot,
     Write,
 )
+from ._streams import Advance, OpenStream, StreamCursor, StreamMode, advance, open_cursor
 from ._wire_v1 import V1Codec
 
 __all__ = [
     "ERROR_CODES",
+    "KEEPALIVE",
+    "SSE_HEADERS",
     "TRANSITIONS",
     "A2AError",
     "APIKeySecurityScheme",
+    "Advance",
     "Agent",
     "AgentCapabilities",
     "AgentCard",
@@ -167,15 +177,20 @@ __all__ = [
     "InvalidParamsError",
     "InvalidRequestError",
     "ListQuery",
+    "ListTaskPushNotificationConfigsResponse",
     "ListTasksRequest",
     "ListTasksResponse",
+    "LogQuery",
+    "LoggedEvent",
     "Message",
     "MessageKey",
     "MethodNotFoundError",
     "MissingInput",
     "MutualTlsSecurityScheme",
+    "Notify",
     "OAuth2SecurityScheme",
     "OpenIdConnectSecurityScheme",
+    "OpenStream",
     "Operation",
     "Owner",
     "Page",
@@ -198,7 +213,9 @@ __all__ = [
     "StartRun",
     "Status",
     "StopRun",
+    "StreamCursor",
     "StreamEvent",
+    "StreamMode",
     "SubscribeToTaskRequest",
     "Task",
     "TaskArtifactUpdateEvent",
@@ -216,16 +233,21 @@ __all__ = [
     "V1Codec",
     "VersionNotSupportedError",
     "Write",
+    "address_allowed",
+    "advance",
     "agent_message",
     "auth_required",
     "completed",
     "failed",
     "input_required",
     "message_fingerprint",
+    "open_cursor",
     "rejected",
     "reply",
+    "sse_event",
     "state_diagram",
     "text_artifact",
     "transition",
+    "url_problem",
     "working",
 ]

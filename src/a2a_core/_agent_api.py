@@ -182,7 +182,8 @@ def normalize(value: Any, *, final: bool) -> list[Update]:
         case list() | tuple():
             return [update for item in value for update in normalize(item, final=False)]
     raise InvalidAgentResponseError(
-        f"The agent produced a value of type {type(value).__name__}, which is not an A2A update"
+        f"Invalid agent response: the agent produced a value of type {type(value).__name__}, "
+        "which is not an A2A update"
     )
 
 

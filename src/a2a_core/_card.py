@@ -10,6 +10,7 @@ because the base URL comes from the request's Host header, which a client contro
 
 import hashlib
 from collections import OrderedDict
+from datetime import UTC
 from email.utils import format_datetime
 
 import attrs
@@ -61,9 +62,10 @@ class CardRenderer:
             complete_card(config, config.extended_card) if config.extended_card else None
         )
         self._cache: OrderedDict[str, RenderedCard] = OrderedDict()
-        self.last_modified = (
-            format_datetime(config.card_modified, usegmt=True) if config.card_modified else None
-        )
+        modified = config.card_modified
+        if modified is not None:
+            modified = modified.astimezone(UTC) if modified.tzinfo else modified.replace(tzinfo=UTC)
+        self.last_modified = format_datetime(modified, usegmt=True) if modified else None
 
     def card(self, base_url: str, *, extended: bool = False) -> AgentCard:
         """The card as served from ``base_url`` (``public_url`` wins when configured)."""

@@ -55,3 +55,7 @@ class CoreConfig:
     sweep_batch: int = attrs.field(default=500, validator=_positive)
     #: The skill a send that names none is routed to ("": the default agent).
     default_skill: str = ""
+    #: Hosts push notifications may reach although the SSRF guard would refuse them.
+    push_allow_hosts: frozenset[str] = frozenset()
+    #: How many push configs one task may hold.
+    max_push_configs: int = attrs.field(default=16, validator=_positive)

@@ -16,11 +16,12 @@ Agent output and ticks go through steps 2 to 4 only.
 from ._card_model import AgentCard
 from ._config import CoreConfig
 from ._effects import AwaitTask, Decision, Fail, Respond
+from ._errors import A2AError
 from ._http import Dispatch, HttpFront, HttpRequest, HttpResponse
 from ._inputs import Caller, Context, Input
 from ._records import TaskRecord
 from ._reducer import Reducer
-from ._storage import Reads, Snapshot
+from ._storage import LoggedEvent, Reads, Snapshot
 from ._wire_v1 import V1Codec
 
 __all__ = ["Core"]
@@ -32,7 +33,7 @@ class Core:
     def __init__(self, config: CoreConfig) -> None:
         self.config = config
         self.codec = V1Codec()
-        self._reducer = Reducer(config)
+        self._reducer = Reducer(config, self.codec)
         self._front = HttpFront(config, self.codec)
 
     def handle_http(
@@ -64,6 +65,18 @@ class Core:
     def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
         """The HTTP response for a dispatched call's reply."""
         return self._front.render(dispatch, reply)
+
+    def stream_headers(self) -> tuple[tuple[str, str], ...]:
+        """The headers of an event-stream response (``text/event-stream``, no caching)."""
+        return self._front.stream_headers()
+
+    def render_event(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
+        """One SSE frame of a stream's event."""
+        return self._front.render_event(dispatch, frame)
+
+    def render_stream_error(self, dispatch: Dispatch, error: A2AError) -> bytes:
+        """The final SSE frame of a stream that failed after it started."""
+        return self._front.render_stream_error(dispatch, error)
 
     def card(self, base_url: str) -> AgentCard:
         """The public agent card as served from ``base_url``."""

@@ -13,15 +13,17 @@ import attrs
 
 from ._agent_api import AgentContext
 from ._errors import A2AError
-from ._model import StreamEvent
 from ._records import TaskRecord
-from ._storage import Write
+from ._storage import LoggedEvent, Write
+from ._streams import OpenStream
 
 __all__ = [
     "AwaitTask",
     "Decision",
     "Effect",
     "Fail",
+    "Notify",
+    "OpenStream",
     "Publish",
     "Reply",
     "Respond",
@@ -56,11 +58,29 @@ class Publish:
     """
 
     record: TaskRecord
-    events: tuple[StreamEvent, ...]
+    events: tuple[LoggedEvent, ...]
     settled: bool
 
 
-Effect = StartRun | StopRun | Publish
+@attrs.frozen
+class Notify:
+    """POST ``body`` to a task's webhook (one event of its log, as a v1.0 ``StreamResponse``).
+
+    ``guarded``: resolve the URL's host and connect only to an address the SSRF guard allows
+    (``a2a_core.address_allowed``); false only for allow-listed hosts. Deliveries to one
+    ``(task_id, config_id)`` must keep their order (``seq``).
+    """
+
+    task_id: str
+    config_id: str
+    seq: int
+    url: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    guarded: bool = True
+
+
+Effect = StartRun | StopRun | Publish | Notify
 
 
 @attrs.frozen
@@ -85,7 +105,7 @@ class AwaitTask:
     history_length: int | None = None
 
 
-Reply = Respond | Fail | AwaitTask
+Reply = Respond | Fail | AwaitTask | OpenStream
 
 
 @attrs.frozen

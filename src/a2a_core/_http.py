@@ -21,6 +21,8 @@ from ._effects import Fail, Respond
 from ._errors import (
     A2AError,
     ContentTypeNotSupportedError,
+    FieldViolation,
+    InvalidParamsError,
     MethodNotFoundError,
     PayloadTooLargeError,
     VersionNotSupportedError,
@@ -39,6 +41,9 @@ from ._requests import (
     SendMessageRequest,
     SubscribeToTaskRequest,
 )
+from ._sse import SSE_HEADERS, sse_event
+from ._storage import LoggedEvent
+from ._wire import ascii_int
 from ._wire_v1 import V1Codec
 
 __all__ = ["CARD_PATHS", "Dispatch", "HttpFront", "HttpRequest", "HttpResponse"]
@@ -47,6 +52,7 @@ __all__ = ["CARD_PATHS", "Dispatch", "HttpFront", "HttpRequest", "HttpResponse"]
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 
 _JSON = "application/json"
+_STREAMING = frozenset({Operation.SEND_STREAMING_MESSAGE, Operation.SUBSCRIBE_TO_TASK})
 _JSON_TYPES = frozenset({_JSON, "application/a2a+json"})
 
 #: The v1.0 JSON-RPC methods and the request type each one's params decode into.
@@ -77,14 +83,20 @@ V1_METHODS: Mapping[str, tuple[Operation, type[Any]]] = {
 }
 
 
+def _lower_keys(headers: Mapping[str, str]) -> Mapping[str, str]:
+    if all(name.islower() for name in headers):
+        return headers
+    return {name.lower(): value for name, value in headers.items()}
+
+
 @attrs.frozen
 class HttpRequest:
-    """An HTTP request as the core sees it. Header names must be lower-case."""
+    """An HTTP request as the core sees it (header names are compared in lower case)."""
 
     method: str
     #: The path below the A2A root (the adapter strips any mount prefix).
     path: str
-    headers: Mapping[str, str] = attrs.field(factory=dict)
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_lower_keys)
     body: bytes = b""
     #: The raw query string, without the ``?``.
     query: str = ""
@@ -121,8 +133,9 @@ def requested_version(request: HttpRequest) -> str:
 
 
 def _major_minor(version: str) -> tuple[int, int] | None:
+    """``(major, minor)`` of ``Major.Minor`` or ``Major.Minor.patch`` (the patch is ignored)."""
     parts = version.split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts[:3]):
+    if not 2 <= len(parts) <= 3 or any(ascii_int(p, max_digits=6) is None for p in parts):
         return None
     return int(parts[0]), int(parts[1])
 
@@ -176,6 +189,20 @@ class HttpFront:
                 result = self._result(dispatch.call.operation, value)
                 return _json_response(result_body(dispatch.rpc_id, result))
 
+    def stream_headers(self) -> tuple[tuple[str, str], ...]:
+        """The headers of an event-stream response."""
+        return SSE_HEADERS
+
+    def render_event(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
+        """One SSE frame: a JSON-RPC response (the request's id) holding a ``StreamResponse``."""
+        body = result_body(dispatch.rpc_id, self._codec.encode_event(frame.event))
+        return sse_event(body, event_id=frame.seq)
+
+    def render_stream_error(self, dispatch: Dispatch, error: A2AError) -> bytes:
+        """The last frame of a stream that failed after it started."""
+        body = error_body(dispatch.rpc_id, error, self._codec.encode_error_details(error))
+        return sse_event(body, event="error")
+
     def render_error(self, rpc_id: RpcId, error: A2AError) -> HttpResponse:
         """A JSON-RPC error response (HTTP 200, as JSON-RPC over HTTP answers; 413 for size)."""
         body = error_body(rpc_id, error, self._codec.encode_error_details(error))
@@ -213,8 +240,8 @@ class HttpFront:
     def _rpc(self, request: HttpRequest, caller: Caller) -> Dispatch:
         body = request.body
         limit = self._config.max_body_bytes
-        declared = request.headers.get("content-length", "")
-        size = max(len(body), int(declared) if declared.isdigit() else 0)
+        declared = ascii_int(request.headers.get("content-length", "").strip(), max_digits=30)
+        size = max(len(body), declared or 0)
         if size > limit:
             raise RpcFailure(
                 None,
@@ -246,9 +273,10 @@ class HttpFront:
         operation, request_type = entry
         try:
             decoded = self._codec.decode(request_type, rpc.params, "params")
+            last_event_id = _last_event_id(request) if operation in _STREAMING else None
         except A2AError as error:
             raise RpcFailure(rpc.id, error) from None
-        return Dispatch(Call(operation, decoded, caller), rpc.id)
+        return Dispatch(Call(operation, decoded, caller, last_event_id), rpc.id)
 
     def _version_error(self, version: str) -> VersionNotSupportedError:
         if not version:
@@ -261,6 +289,21 @@ class HttpFront:
         return VersionNotSupportedError(
             message, metadata={"requestedVersion": version or "0.3", "supportedVersions": "1.0"}
         )
+
+
+def _last_event_id(request: HttpRequest) -> int | None:
+    """The ``Last-Event-ID`` a reconnecting stream client sent (our ids are event numbers)."""
+    value = request.headers.get("last-event-id", "").strip()
+    if not value:
+        return None
+    number = ascii_int(value)
+    if number is None:
+        problem = f"{value[:40]!r} is not an event id this server sent (they are event numbers)"
+        raise InvalidParamsError(
+            f"Invalid parameters: Last-Event-ID: {problem}",
+            violations=(FieldViolation("Last-Event-ID", problem),),
+        )
+    return number
 
 
 def _not_allowed(allow: str) -> HttpResponse:

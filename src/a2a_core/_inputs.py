@@ -46,11 +46,15 @@ class Caller:
 
 @attrs.frozen
 class Call:
-    """A decoded client request."""
+    """A decoded client request.
+
+    ``last_event_id`` is the event a reconnecting stream client says it has (``Last-Event-ID``).
+    """
 
     operation: Operation
     request: Request
     caller: Caller
+    last_event_id: int | None = None
 
 
 @attrs.frozen

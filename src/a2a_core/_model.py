@@ -27,6 +27,7 @@ import attrs
 __all__ = [
     "Artifact",
     "AuthenticationInfo",
+    "ListTaskPushNotificationConfigsResponse",
     "ListTasksResponse",
     "Message",
     "Part",
@@ -215,6 +216,14 @@ class ListTasksResponse:
     next_page_token: str
     page_size: int
     total_size: int
+
+
+@attrs.frozen
+class ListTaskPushNotificationConfigsResponse:
+    """The push configs of a task (all of them: a task holds only a few)."""
+
+    configs: tuple[TaskPushNotificationConfig, ...]
+    next_page_token: str = attrs.field(default="", metadata=ALWAYS)
 
 
 #: The ``oneof`` payload of ``SendMessageResponse``: a task, or a direct message reply.

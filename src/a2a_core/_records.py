@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from ._model import Message, Task, TaskState
+from ._model import Message, Task, TaskPushNotificationConfig, TaskState
 
 __all__ = ["Owner", "TaskRecord", "message_fingerprint"]
 
@@ -74,6 +74,8 @@ class TaskRecord:
     #: ``(messageId, fingerprint)`` of every client message the task has accepted. Stores index
     #: the ids per owner (unique), which is what makes re-sending a message idempotent.
     messages: tuple[tuple[str, str], ...] = ()
+    #: Where to push the task's events (at most ``CoreConfig.max_push_configs``).
+    push_configs: tuple[TaskPushNotificationConfig, ...] = ()
 
     @property
     def id(self) -> str:

@@ -49,6 +49,7 @@ from ._effects import (
     Decision,
     Effect,
     Fail,
+    Notify,
     Publish,
     Reply,
     Respond,
@@ -69,22 +70,29 @@ from ._errors import (
 from ._inputs import AgentDone, AgentOutput, Call, Context, Input, Operation, Tick
 from ._model import (
     Artifact,
+    ListTaskPushNotificationConfigsResponse,
     ListTasksResponse,
     Message,
     Role,
     StreamEvent,
     Task,
     TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from ._push_policy import host_of, url_problem
 from ._records import Owner, TaskRecord, message_fingerprint
 from ._requests import (
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
     SendMessageRequest,
+    SubscribeToTaskRequest,
 )
 from ._states import Event, IllegalTransition, transition
 from ._storage import (
@@ -93,6 +101,7 @@ from ._storage import (
     Expired,
     ExpiryQuery,
     ListQuery,
+    LoggedEvent,
     MessageKey,
     Page,
     Put,
@@ -100,6 +109,9 @@ from ._storage import (
     Snapshot,
     Write,
 )
+from ._streams import OpenStream, StreamMode
+from ._wire import dumps
+from ._wire_v1 import V1Codec
 
 __all__ = ["Reducer"]
 
@@ -158,8 +170,9 @@ def _media_type_accepted(media_type: str, accepted: Sequence[str]) -> bool:
 class Reducer:
     """Decides every input. Holds only configuration, never state."""
 
-    def __init__(self, config: CoreConfig) -> None:
+    def __init__(self, config: CoreConfig, codec: V1Codec) -> None:
         self.config = config
+        self._codec = codec
         self._card = complete_card(config)
 
     # --- what to read -------------------------------------------------------------------------
@@ -171,13 +184,24 @@ class Reducer:
                 owner = Owner(inp.caller.principal, tenant)
                 key = MessageKey(owner, message.message_id) if message.message_id else None
                 return Reads(task_id=message.task_id, message=key)
-            case Call(request=GetTaskRequest(id=task_id) | CancelTaskRequest(id=task_id)):
+            case Call(
+                request=GetTaskRequest(id=task_id)
+                | CancelTaskRequest(id=task_id)
+                | SubscribeToTaskRequest(id=task_id)
+            ):
                 return Reads(task_id=task_id)
             case Call(operation=Operation.LIST_TASKS, request=ListTasksRequest() as request):
                 try:
                     return Reads(listing=self._list_query(inp.caller.principal, request))
                 except A2AError:
                     return Reads()  # decide() reports the same error
+            case Call(
+                request=TaskPushNotificationConfig(task_id=task_id)
+                | GetTaskPushNotificationConfigRequest(task_id=task_id)
+                | ListTaskPushNotificationConfigsRequest(task_id=task_id)
+                | DeleteTaskPushNotificationConfigRequest(task_id=task_id)
+            ):
+                return Reads(task_id=task_id)
             case AgentOutput(task_id=task_id) | AgentDone(task_id=task_id):
                 return Reads(task_id=task_id)
             case Tick(now=now) if self.config.task_ttl is not None:
@@ -216,7 +240,17 @@ class Reducer:
         principal = call.caller.principal
         match call.operation, call.request:
             case Operation.SEND_MESSAGE, SendMessageRequest() as request:
-                return self._send(request, principal, snapshot, ctx)
+                return self._send(request, principal, snapshot, ctx, streaming=False)
+            case Operation.SEND_STREAMING_MESSAGE, SendMessageRequest() as request if (
+                self.config.streaming
+            ):
+                return self._send(request, principal, snapshot, ctx, streaming=True)
+            case Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest() as request if (
+                self.config.streaming
+            ):
+                owner = Owner(principal, request.tenant)
+                record = self._owned(snapshot.task, request.id, owner, ctx)
+                return Decision(reply=_subscription(record, call.last_event_id))
             case Operation.GET_TASK, GetTaskRequest() as request:
                 _check_history_length(request.history_length, "params.historyLength")
                 record = self._owned(
@@ -239,13 +273,8 @@ class Reducer:
                 raise UnsupportedOperationError(
                     "Streaming is not supported by this agent (capabilities.streaming is false)"
                 )
-            case operation, _ if operation in _PUSH_OPERATIONS and (
-                not self.config.push_notifications
-            ):
-                raise PushNotificationNotSupportedError(
-                    "Push Notification is not supported by this agent "
-                    "(capabilities.pushNotifications is false)"
-                )
+            case operation, _ if operation in _PUSH_OPERATIONS:
+                return self._push_call(call, snapshot, ctx)
             case Operation.GET_EXTENDED_CARD, _ if self.config.extended_card is None:
                 raise UnsupportedOperationError(
                     "This operation is not supported: the agent has no extended card "
@@ -260,17 +289,25 @@ class Reducer:
         )
 
     def _send(
-        self, request: SendMessageRequest, principal: str, snapshot: Snapshot, ctx: Context
+        self,
+        request: SendMessageRequest,
+        principal: str,
+        snapshot: Snapshot,
+        ctx: Context,
+        *,
+        streaming: bool,
     ) -> Decision:
         message = request.message
-        skill = self._skill(request)
-        self._check_message(message, skill)
+        self._check_message(message)
         config = request.configuration
         history_length = config.history_length if config else None
         _check_history_length(history_length, "params.configuration.historyLength")
         owner = Owner(principal, request.tenant)
         fingerprint = message_fingerprint(message)
         immediately = config is not None and config.return_immediately
+        push = config.task_push_notification_config if config else None
+        if push is not None:
+            self._check_push_config(push, "params.configuration.taskPushNotificationConfig")
 
         clear: tuple[Write, ...] = ()
         holder = snapshot.by_message
@@ -285,26 +322,34 @@ class Reducer:
                     "a message id may be reused only to re-send the same message",
                 )
             else:
-                return Decision(reply=self._replay(holder, immediately, history_length))
+                return Decision(reply=self._replay(holder, immediately, history_length, streaming))
 
         if message.task_id:
             previous = self._owned(snapshot.task, message.task_id, owner, ctx)
-            record, effects = self._follow_up(previous, message, fingerprint, request, ctx)
-            write = Put(record, previous.version)
+            self._check_media_types(message, previous.skill_id)  # a follow-up keeps its skill
+            write, effects = self._follow_up(previous, message, fingerprint, request, push, ctx)
         else:
-            record, effects = self._create(owner, skill, message, fingerprint, request, ctx)
-            write = Put(record, 0)
+            skill = self._skill(request)
+            self._check_media_types(message, skill)
+            write, effects = self._create(owner, skill, message, fingerprint, request, push, ctx)
 
-        reply: Reply = (
-            Respond(view(record.task, history_length))
-            if immediately
-            else AwaitTask(record.id, history_length)
-        )
+        record = write.record
+        reply: Reply
+        if streaming:
+            reply = _send_stream(record, history_length)
+        elif immediately:
+            reply = Respond(view(record.task, history_length))
+        else:
+            reply = AwaitTask(record.id, history_length)
         return Decision(writes=(*clear, write), effects=effects, reply=reply)
 
-    def _replay(self, record: TaskRecord, immediately: bool, history_length: int | None) -> Reply:
+    def _replay(
+        self, record: TaskRecord, immediately: bool, history_length: int | None, streaming: bool
+    ) -> Reply:
         """The answer to a re-sent message: the task it created, without running anything."""
         wait = AwaitTask(record.id, history_length)
+        if streaming:
+            return _send_stream(record, history_length)
         if immediately:
             return Respond(view(record.task, history_length))
         if record.state.settled:
@@ -326,13 +371,16 @@ class Reducer:
             return skill_id
         return self.config.default_skill
 
-    def _check_message(self, message: Message, skill_id: str) -> None:
+    def _check_message(self, message: Message) -> None:
         if message.role is not Role.USER:
             raise _bad_param("params.message.role", "a client's message must have role ROLE_USER")
         if not message.message_id:
             raise _bad_param("params.message.messageId", "must not be empty")
         if not message.parts:
             raise _bad_param("params.message.parts", "must hold at least one part")
+
+    def _check_media_types(self, message: Message, skill_id: str) -> None:
+        """Every part's media type must be one the skill (or else the agent) accepts."""
         skill = self._card.skill(skill_id) if skill_id else None
         accepted = (skill.input_modes if skill else ()) or self._card.default_input_modes
         for index, part in enumerate(message.parts):
@@ -350,8 +398,9 @@ class Reducer:
         message: Message,
         fingerprint: str,
         request: SendMessageRequest,
+        push: TaskPushNotificationConfig | None,
         ctx: Context,
-    ) -> tuple[TaskRecord, tuple[Effect, ...]]:
+    ) -> tuple[Put, tuple[Effect, ...]]:
         task_id = ctx.new_id()
         context_id = message.context_id or ctx.new_id()
         message = attrs.evolve(message, task_id=task_id, context_id=context_id)
@@ -372,10 +421,11 @@ class Reducer:
             seq=1,
             messages=((message.message_id, fingerprint),),
         )
-        return record, (
-            Publish(record, (task,), settled=False),
-            StartRun(task_id, 1, self._agent_context(record, message, request)),
-        )
+        if push is not None:
+            record = _with_push_config(record, push, ctx)
+        put, published = self._commit(None, record, (task,))
+        start = StartRun(task_id, 1, self._agent_context(record, message, request))
+        return put, (*published, start)
 
     def _follow_up(
         self,
@@ -383,8 +433,9 @@ class Reducer:
         message: Message,
         fingerprint: str,
         request: SendMessageRequest,
+        push: TaskPushNotificationConfig | None,
         ctx: Context,
-    ) -> tuple[TaskRecord, tuple[Effect, ...]]:
+    ) -> tuple[Put, tuple[Effect, ...]]:
         task = record.task
         if message.context_id and message.context_id != task.context_id:
             raise _bad_param(
@@ -419,12 +470,15 @@ class Reducer:
             replied=False,
             messages=(*record.messages, (message.message_id, fingerprint)),
         )
+        if push is not None:
+            updated = self._checked_config_count(_with_push_config(updated, push, ctx))
+        put, published = self._commit(record, updated, (_status_event(task),))
         effects: list[Effect] = []
         if record.running:
             effects.append(StopRun(task.id, record.run))
-        effects.append(Publish(updated, (_status_event(task),), settled=False))
+        effects.extend(published)
         effects.append(StartRun(task.id, run, self._agent_context(updated, message, request)))
-        return updated, tuple(effects)
+        return put, tuple(effects)
 
     def _agent_context(
         self, record: TaskRecord, message: Message, request: SendMessageRequest
@@ -459,15 +513,12 @@ class Reducer:
         updated = attrs.evolve(
             record, task=task, version=record.version + 1, running=False, seq=record.seq + 1
         )
+        put, published = self._commit(record, updated, (_status_event(task),))
         effects: list[Effect] = []
         if record.running:
             effects.append(StopRun(task.id, record.run))
-        effects.append(Publish(updated, (_status_event(task),), settled=True))
-        return Decision(
-            writes=(Put(updated, record.version),),
-            effects=tuple(effects),
-            reply=Respond(task),
-        )
+        effects.extend(published)
+        return Decision(writes=(put,), effects=tuple(effects), reply=Respond(task))
 
     def _list_query(self, principal: str, request: ListTasksRequest) -> ListQuery:
         config = self.config
@@ -490,6 +541,99 @@ class Reducer:
             cursor=cursor,
         )
 
+    # --- push notification configs ------------------------------------------------------------
+
+    def _check_push_config(self, config: TaskPushNotificationConfig, field: str) -> None:
+        if not self.config.push_notifications:
+            raise _push_not_supported()
+        problem = url_problem(config.url, self.config.push_allow_hosts)
+        if problem is not None:
+            raise _bad_param(f"{field}.url", problem)
+        if config.authentication is not None and not config.authentication.scheme.strip():
+            raise _bad_param(f"{field}.authentication.scheme", "must not be empty")
+
+    def _checked_config_count(self, record: TaskRecord) -> TaskRecord:
+        if len(record.push_configs) > self.config.max_push_configs:
+            raise _bad_param(
+                "params.id",
+                f"task {record.id} already has {self.config.max_push_configs} push configs, "
+                "the most it may have; delete one first",
+            )
+        return record
+
+    def _push_call(self, call: Call, snapshot: Snapshot, ctx: Context) -> Decision:
+        if not self.config.push_notifications:
+            raise _push_not_supported()
+        request = call.request
+        assert isinstance(
+            request,
+            TaskPushNotificationConfig
+            | GetTaskPushNotificationConfigRequest
+            | ListTaskPushNotificationConfigsRequest
+            | DeleteTaskPushNotificationConfigRequest,
+        )
+        if not request.task_id:
+            raise _bad_param("params.taskId", "required field is missing")
+        owner = Owner(call.caller.principal, request.tenant)
+        record = self._owned(snapshot.task, request.task_id, owner, ctx)
+        configs = record.push_configs
+        match request:
+            case TaskPushNotificationConfig():
+                self._check_push_config(request, "params")
+                updated = self._checked_config_count(_with_push_config(record, request, ctx))
+                put = Put(attrs.evolve(updated, version=record.version + 1), record.version)
+                return Decision(writes=(put,), reply=Respond(updated.push_configs[-1]))
+            case GetTaskPushNotificationConfigRequest(id=config_id):
+                found = next((c for c in configs if c.id == config_id), None)
+                if found is None:
+                    raise TaskNotFoundError(
+                        f"Push notification config {config_id} not found for task {record.id}",
+                        metadata={"taskId": record.id, "configId": config_id},
+                    )
+                return Decision(reply=Respond(found))
+            case ListTaskPushNotificationConfigsRequest():
+                return Decision(reply=Respond(ListTaskPushNotificationConfigsResponse(configs)))
+            case DeleteTaskPushNotificationConfigRequest(id=config_id):
+                kept = tuple(c for c in configs if c.id != config_id)
+                if len(kept) == len(configs):
+                    return Decision(reply=Respond(None))  # deleting is idempotent
+                updated = attrs.evolve(record, push_configs=kept, version=record.version + 1)
+                return Decision(writes=(Put(updated, record.version),), reply=Respond(None))
+
+    # --- committing changes ---------------------------------------------------------------------
+
+    def _commit(
+        self, previous: TaskRecord | None, updated: TaskRecord, events: Sequence[StreamEvent]
+    ) -> tuple[Put, tuple[Effect, ...]]:
+        """The write of ``updated`` with its new events numbered; their publication and pushes."""
+        first = updated.seq - len(events) + 1
+        logged = tuple(LoggedEvent(first + i, event) for i, event in enumerate(events))
+        put = Put(updated, previous.version if previous else 0, logged)
+        if not logged:
+            return put, ()
+        publish = Publish(updated, logged, settled=updated.state.settled)
+        pushes = [
+            self._notify(updated.id, config, event)
+            for event in logged
+            for config in updated.push_configs
+        ]
+        return put, (publish, *pushes)
+
+    def _notify(
+        self, task_id: str, config: TaskPushNotificationConfig, logged: LoggedEvent
+    ) -> Notify:
+        """One webhook delivery: the event as a v1.0 ``StreamResponse``, with the credentials."""
+        headers = [("content-type", "application/a2a+json")]
+        if config.authentication is not None:
+            auth = config.authentication
+            value = f"{auth.scheme} {auth.credentials}" if auth.credentials else auth.scheme
+            headers.append(("authorization", value))
+        if config.token:
+            headers.append(("x-a2a-notification-token", config.token))
+        body = dumps(self._codec.encode_event(logged.event))
+        guarded = host_of(config.url) not in self.config.push_allow_hosts
+        return Notify(task_id, config.id, logged.seq, config.url, tuple(headers), body, guarded)
+
     # --- visibility and expiry -----------------------------------------------------------------
 
     def _owned(
@@ -506,7 +650,7 @@ class Reducer:
         ttl = self.config.task_ttl
         if record is None or ttl is None or not record.state.terminal:
             return record
-        return record if record.updated_at + ttl > now else None
+        return record if record.updated_at + ttl > now else None  # expired at the TTL itself
 
     def _unexpired(self, page: Page, now: datetime) -> Page:
         live = tuple(r for r in page.records if self._live(r, now) is not None)
@@ -612,13 +756,60 @@ class Reducer:
             seq=record.seq + len(events),
             replied=replied,
         )
-        effects: tuple[Effect, ...] = ()
-        if events:
-            effects = (Publish(updated, tuple(events), settled=task.status.state.settled),)
-        return Decision(writes=(Put(updated, record.version),), effects=effects)
+        put, published = self._commit(record, updated, events)
+        return Decision(writes=(put,), effects=published)
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def _push_not_supported() -> PushNotificationNotSupportedError:
+    return PushNotificationNotSupportedError(
+        "Push Notification is not supported by this agent (capabilities.pushNotifications is false)"
+    )
+
+
+def _with_push_config(
+    record: TaskRecord, config: TaskPushNotificationConfig, ctx: Context
+) -> TaskRecord:
+    """``record`` holding ``config`` last (with its ids filled in), replacing one with its id."""
+    config = attrs.evolve(
+        config, id=config.id or ctx.new_id(), task_id=record.id, tenant=record.owner.tenant
+    )
+    kept = tuple(c for c in record.push_configs if c.id != config.id)
+    return attrs.evolve(record, push_configs=(*kept, config))
+
+
+def _subscription(record: TaskRecord, after: int | None) -> OpenStream:
+    """A ``SubscribeToTask`` stream: from now (snapshot first), or resumed after an event."""
+    terminal = UnsupportedOperationError(
+        f"Task {record.id} is in terminal state {record.state.value}: "
+        "no more events will come, so there is nothing to subscribe to",
+        metadata={"taskId": record.id, "state": record.state.value},
+    )
+    if after is None:
+        if record.state.terminal:
+            raise terminal
+        return OpenStream(
+            record.id, StreamMode.SUBSCRIBE, record.seq, view(record.task, None), record.state
+        )
+    if not 0 <= after <= record.seq:
+        raise _bad_param(
+            "Last-Event-ID", f"{after} is not an event of task {record.id} (latest: {record.seq})"
+        )
+    if after == record.seq and record.state.terminal:
+        raise terminal
+    # Resumed: the client has everything up to ``after``; the log has the rest.
+    state = record.state if after == record.seq else None
+    return OpenStream(record.id, StreamMode.SUBSCRIBE, after, None, state)
+
+
+def _send_stream(record: TaskRecord, history_length: int | None) -> OpenStream:
+    """The stream of a send: the task as of now, then whatever follows."""
+    snapshot: Task | Message = view(record.task, history_length)
+    if record.replied and record.state.settled and record.task.status.message is not None:
+        snapshot = record.task.status.message
+    return OpenStream(record.id, StreamMode.SEND, record.seq, snapshot, record.state)
 
 
 def _list_reply(request: ListTasksRequest, query: ListQuery, page: Page) -> ListTasksResponse:

@@ -13,7 +13,7 @@ from datetime import datetime
 
 import attrs
 
-from ._model import TaskState
+from ._model import StreamEvent, TaskState
 from ._records import Owner, TaskRecord
 from ._wire import format_timestamp, parse_timestamp
 
@@ -23,6 +23,8 @@ __all__ = [
     "Expired",
     "ExpiryQuery",
     "ListQuery",
+    "LogQuery",
+    "LoggedEvent",
     "MessageKey",
     "Page",
     "Put",
@@ -61,6 +63,23 @@ def format_timestamp_us(value: datetime) -> str:
 
 
 @attrs.frozen
+class LoggedEvent:
+    """Event number ``seq`` of a task's event log (numbers start at 1 and have no gaps)."""
+
+    seq: int
+    event: StreamEvent
+
+
+@attrs.frozen
+class LogQuery:
+    """A task's logged events after number ``after`` (at most ``limit`` of them)."""
+
+    task_id: str
+    after: int
+    limit: int = 100
+
+
+@attrs.frozen
 class ListQuery:
     """One page of an owner's tasks, newest status first, after ``cursor``."""
 
@@ -91,7 +110,10 @@ class MessageKey:
 
 @attrs.frozen
 class ExpiryQuery:
-    """Terminal tasks whose status is older than ``before`` (at most ``limit`` of them)."""
+    """Terminal tasks whose status is not newer than ``before`` (at most ``limit``, oldest first).
+
+    Inclusive, like the reducer's TTL check: a task whose TTL ends exactly now has expired.
+    """
 
     before: datetime
     limit: int
@@ -106,6 +128,7 @@ class Reads:
     message: MessageKey | None = None
     listing: ListQuery | None = None
     expiry: ExpiryQuery | None = None
+    log: LogQuery | None = None
 
 
 @attrs.frozen
@@ -137,6 +160,7 @@ class Snapshot:
     by_message: TaskRecord | None = None
     page: Page | None = None
     expired: Expired | None = None
+    log: tuple[LoggedEvent, ...] = ()
 
 
 @attrs.frozen
@@ -145,11 +169,12 @@ class Put:
 
     The commit must also fail if one of ``record.messages``' ids is already held by another
     task of the same owner: that uniqueness is what stops two concurrent sends of one message
-    from starting two runs.
+    from starting two runs. ``events`` are appended to the task's log in the same commit.
     """
 
     record: TaskRecord
     expected: int
+    events: tuple[LoggedEvent, ...] = ()
 
 
 @attrs.frozen

@@ -13,6 +13,7 @@ import base64
 import binascii
 import enum
 import json
+import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar, get_args, get_origin
@@ -32,6 +33,7 @@ from ._errors import FieldViolation
 from ._model import ALWAYS_KEY
 
 __all__ = [
+    "ascii_int",
     "camel",
     "dumps",
     "format_timestamp",
@@ -53,9 +55,39 @@ def camel(name: str) -> str:
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text} is too large for a JSON number")
+    return value
+
+
 def loads(body: bytes) -> Any:
-    """Parse a request body. Raises ``ValueError`` for invalid UTF-8 or JSON."""
-    return json.loads(body)
+    """Parse a request body as strict JSON (RFC 8259). Raises ``ValueError`` when it is not.
+
+    Python's parser also accepts ``NaN`` and ``Infinity`` (and turns ``1e999`` into infinity),
+    which would come back out as invalid JSON when echoed; and deep nesting makes it raise
+    ``RecursionError``. Both are the client's malformed input, so both are ``ValueError`` here.
+    """
+    try:
+        return json.loads(body, parse_constant=_no_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def ascii_int(text: str, *, max_digits: int = 18) -> int | None:
+    """``text`` as a non-negative integer if it is one written in ASCII digits, else ``None``.
+
+    ``str.isdigit`` also accepts digits such as ``"²"`` that ``int`` then rejects, and ``int``
+    refuses strings over 4300 digits: client-controlled headers must not reach either.
+    """
+    if not text or len(text) > max_digits or not text.isascii() or not text.isdigit():
+        return None
+    return int(text)
 
 
 def dumps(value: Any) -> bytes:
@@ -64,9 +96,12 @@ def dumps(value: Any) -> bytes:
 
 
 def format_timestamp(value: datetime) -> str:
-    """ProtoJSON timestamp: UTC, ``Z`` suffix, millisecond precision."""
-    utc = value.astimezone(UTC) if value.tzinfo is not None else value
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    """ProtoJSON timestamp: UTC, ``Z`` suffix, millisecond precision (years zero-padded)."""
+    t = value.astimezone(UTC) if value.tzinfo is not None else value
+    return (
+        f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
+        f".{t.microsecond // 1000:03d}Z"
+    )
 
 
 def parse_timestamp(value: str) -> datetime:

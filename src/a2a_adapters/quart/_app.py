@@ -8,6 +8,7 @@ from quart import Blueprint, Quart, Response, request
 from werkzeug.datastructures import Headers
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from a2a_adapters._streaming import HttpStream
 from a2a_core import HttpRequest, HttpResponse
 
 from ._engine import Engine
@@ -53,5 +54,10 @@ def create_app(engine: Engine) -> Quart:
     return app
 
 
-def _to_quart(response: HttpResponse) -> Response:
-    return Response(response.body, status=response.status, headers=Headers(list(response.headers)))
+def _to_quart(response: HttpResponse | HttpStream) -> Response:
+    headers = Headers(list(response.headers))
+    if isinstance(response, HttpStream):
+        streamed = Response(response.body, status=response.status, headers=headers)
+        streamed.timeout = None  # a stream lasts as long as its task, not Quart's 60 s default
+        return streamed
+    return Response(response.body, status=response.status, headers=headers)

@@ -15,34 +15,45 @@ import contextlib
 import inspect
 import logging
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, assert_never
 
 from a2a_adapters._agents import AgentRegistry
 from a2a_adapters._auth import Authenticator, authenticate
+from a2a_adapters._push import PushSender
+from a2a_adapters._streaming import HttpStream
 from a2a_adapters.stores import TaskStore
 from a2a_core import (
+    KEEPALIVE,
     AgentDone,
     AgentOutput,
     AwaitTask,
-    Call,
     Caller,
     Context,
     Core,
     Decision,
+    Dispatch,
     Effect,
     Fail,
     HttpRequest,
     HttpResponse,
     Input,
     InternalError,
+    LoggedEvent,
+    LogQuery,
+    Notify,
+    OpenStream,
     Publish,
+    Reads,
     Respond,
     StartRun,
     StopRun,
     TaskRecord,
     Tick,
+    advance,
+    open_cursor,
 )
 
 __all__ = ["Engine"]
@@ -51,6 +62,10 @@ log = logging.getLogger("a2a_adapters")
 
 #: How often a decision is retried when its writes lose a compare-and-set race.
 MAX_ATTEMPTS = 16
+#: Events a stream may have waiting before it stops buffering and reads the store's log instead.
+MAX_BUFFERED_EVENTS = 256
+#: Seconds of silence after which a stream sends a keep-alive comment.
+KEEPALIVE_SECONDS = 15.0
 
 
 def utc_now() -> datetime:
@@ -71,17 +86,23 @@ class Engine:
         agents: AgentRegistry,
         *,
         auth: Sequence[Authenticator] = (),
+        push: PushSender | None = None,
         clock: Callable[[], datetime] = utc_now,
         new_id: Callable[[], str] = new_uuid,
+        keepalive_seconds: float = KEEPALIVE_SECONDS,
     ) -> None:
         self.core = core
         self.store = store
         self.agents = agents
         self.auth = tuple(auth)
+        self.push = push
+        self._push_task: asyncio.Task[None] | None = None
         self._clock = clock
         self._new_id = new_id
         self._runs: dict[str, tuple[int, asyncio.Task[None]]] = {}
         self._waiters: dict[str, list[asyncio.Future[TaskRecord]]] = {}
+        self._mailboxes: dict[str, set[_Mailbox]] = {}
+        self._keepalive = keepalive_seconds
         self._wake_at: datetime | None = None
         self._alarm = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
@@ -90,7 +111,7 @@ class Engine:
 
     async def handle(
         self, request: HttpRequest, base_url: str, caller: Caller | None = None
-    ) -> HttpResponse:
+    ) -> HttpResponse | HttpStream:
         """Answer one HTTP request that reached the A2A root at ``base_url``.
 
         Pass ``caller`` if the request was authenticated already; otherwise the engine's
@@ -104,20 +125,20 @@ class Engine:
         routed = self.core.handle_http(request, caller, base_url)
         if isinstance(routed, HttpResponse):
             return routed
-        return self.core.render(routed, await self.call(routed.call))
-
-    async def call(self, call: Call) -> Respond | Fail:
-        """Run a decoded call to its final reply (waiting for the task, for a blocking send)."""
         try:
-            decision, settled = await self._execute(call)
+            decision, settled, mailbox = await self._execute(routed.call)
         except _Conflict as conflict:
-            return Fail(InternalError(str(conflict)))
+            return self.core.render(routed, Fail(InternalError(str(conflict))))
         match decision.reply:
             case Respond() | Fail() as reply:
-                return reply
+                return self.core.render(routed, reply)
             case AwaitTask() as wait:
                 assert settled is not None
-                return self.core.settled_reply(wait, await settled)
+                return self.core.render(routed, self.core.settled_reply(wait, await settled))
+            case OpenStream() as opened:
+                assert mailbox is not None
+                body = self._stream(routed, opened, mailbox)
+                return HttpStream(200, self.core.stream_headers(), body)
             case None:  # pragma: no cover - the core answers every call
                 raise AssertionError("the core returned no reply for a call")
 
@@ -126,20 +147,25 @@ class Engine:
         if self._timer is None:
             self._arm(self._clock())
             self._timer = asyncio.create_task(self._run_timer(), name="a2a timer")
+        if self.push is not None and self._push_task is None:
+            self._push_task = asyncio.create_task(self.push.run(), name="a2a push")
 
     async def aclose(self) -> None:
         """Stop the timer and every agent run, and wait until they have ended."""
         tasks = [task for _, task in self._runs.values()]
-        if self._timer is not None:
-            tasks.append(self._timer)
-            self._timer = None
+        for background in (self._timer, self._push_task):
+            if background is not None:
+                tasks.append(background)
+        self._timer = self._push_task = None
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
     # --- read, decide, commit, perform --------------------------------------------------------
 
-    async def _execute(self, inp: Input) -> tuple[Decision, asyncio.Future[TaskRecord] | None]:
+    async def _execute(
+        self, inp: Input
+    ) -> tuple[Decision, asyncio.Future[TaskRecord] | None, "_Mailbox | None"]:
         for _ in range(MAX_ATTEMPTS):
             snapshot = await self.store.read(self.core.needs(inp))
             decision = self.core.decide(inp, snapshot, Context(self._clock(), self._new_id))
@@ -149,14 +175,18 @@ class Engine:
             raise _Conflict(f"gave up after {MAX_ATTEMPTS} conflicting writes")
         if decision.wake_at is not None:
             self._arm(decision.wake_at)
-        settled = None
-        if isinstance(decision.reply, AwaitTask):
-            # Registered before the run starts, so the settling event cannot be missed.
-            settled = asyncio.get_running_loop().create_future()
-            self._waiters.setdefault(decision.reply.task_id, []).append(settled)
+        # Listeners are registered before the effects run, so no event can slip past them.
+        settled = mailbox = None
+        match decision.reply:
+            case AwaitTask(task_id=task_id):
+                settled = asyncio.get_running_loop().create_future()
+                self._waiters.setdefault(task_id, []).append(settled)
+            case OpenStream(task_id=task_id):
+                mailbox = _Mailbox()
+                self._mailboxes.setdefault(task_id, set()).add(mailbox)
         for effect in decision.effects:
             self._perform(effect)
-        return decision, settled
+        return decision, settled, mailbox
 
     def _perform(self, effect: Effect) -> None:
         match effect:
@@ -167,13 +197,66 @@ class Engine:
                 current = self._runs.get(task_id)
                 if current is not None and current[0] == run:
                     current[1].cancel()
-            case Publish(record=record, settled=settled):
+            case Publish(record=record, events=events, settled=settled):
+                for mailbox in self._mailboxes.get(record.id, ()):
+                    mailbox.offer(events, record.replied)
                 if settled:
                     for waiter in self._waiters.pop(record.id, ()):
                         if not waiter.done():
                             waiter.set_result(record)
+            case Notify():
+                if self.push is not None:
+                    self.push.send(effect)
+                else:  # a config stored while push was on; the server no longer pushes
+                    log.warning("push is off: dropped a notification for task %s", effect.task_id)
             case _:
                 assert_never(effect)
+
+    # --- event streams ------------------------------------------------------------------------
+
+    async def _stream(
+        self, dispatch: Dispatch, opened: OpenStream, mailbox: "_Mailbox"
+    ) -> AsyncIterator[bytes]:
+        """The SSE frames of one stream, until the core's cursor says it is done."""
+        task_id = opened.task_id
+        try:
+            step = open_cursor(opened)
+            while True:
+                for frame in step.frames:
+                    yield self.core.render_event(dispatch, frame)
+                cursor = step.cursor
+                if cursor.done:
+                    return
+                if step.gap or mailbox.behind:
+                    # Missed events (a resume, or a full mailbox): the store's log has them.
+                    mailbox.behind = False
+                    query = LogQuery(task_id, cursor.last_seq)
+                    found = await self.store.read(Reads(task_id=task_id, log=query))
+                    if found.task is None:
+                        return  # the task is gone (expired): nothing more will come
+                    step = advance(cursor, found.log, replied=False)
+                    if len(found.log) == query.limit and not step.cursor.done:
+                        mailbox.behind = True  # there may be more: read on
+                    continue
+                if mailbox.batches:
+                    events, replied = mailbox.take()
+                    step = advance(cursor, events, replied=replied)
+                    continue
+                mailbox.wake.clear()
+                try:
+                    await asyncio.wait_for(mailbox.wake.wait(), self._keepalive)
+                except TimeoutError:
+                    yield KEEPALIVE
+                step = advance(cursor, (), replied=False)
+        except Exception:
+            log.exception("stream on task %s failed", task_id)
+            yield self.core.render_stream_error(dispatch, InternalError("The stream failed"))
+        finally:
+            boxes = self._mailboxes.get(task_id)
+            if boxes is not None:
+                boxes.discard(mailbox)
+                if not boxes:
+                    del self._mailboxes[task_id]
 
     # --- the timer ----------------------------------------------------------------------------
 
@@ -246,3 +329,34 @@ class Engine:
 
 class _Conflict(Exception):
     """Writes kept losing compare-and-set races."""
+
+
+class _Mailbox:
+    """The events published to one stream and not yet sent, bounded.
+
+    When a stream falls :data:`MAX_BUFFERED_EVENTS` behind, its buffer is dropped and it reads
+    the store's log instead (``behind``): a slow reader costs bounded memory and never blocks the
+    agent or other readers, and still loses nothing.
+    """
+
+    def __init__(self) -> None:
+        self.batches: deque[tuple[tuple[LoggedEvent, ...], bool]] = deque()
+        self.size = 0
+        self.behind = False
+        self.wake = asyncio.Event()
+
+    def offer(self, events: tuple[LoggedEvent, ...], replied: bool) -> None:
+        if not self.behind:
+            if self.size + len(events) > MAX_BUFFERED_EVENTS:
+                self.behind = True
+                self.batches.clear()
+                self.size = 0
+            else:
+                self.batches.append((events, replied))
+                self.size += len(events)
+        self.wake.set()
+
+    def take(self) -> tuple[tuple[LoggedEvent, ...], bool]:
+        events, replied = self.batches.popleft()
+        self.size -= len(events)
+        return events, replied

@@ -19,6 +19,8 @@ from a2a_core import (
     Expired,
     ExpiryQuery,
     ListQuery,
+    LoggedEvent,
+    LogQuery,
     Owner,
     Page,
     Put,
@@ -32,6 +34,8 @@ from a2a_core import (
 __all__ = ["MemoryStore"]
 
 _Key = tuple[datetime, str]
+#: Sorts after every task id (ids are text), to make a range end inclusive.
+_MAX_ID = "\U0010ffff"
 
 
 class _SortedIndex:
@@ -57,8 +61,8 @@ class _SortedIndex:
         return self.keys[start:stop][::-1]
 
     def oldest(self, before: datetime, limit: int) -> tuple[list[_Key], _Key | None]:
-        """Up to ``limit`` oldest keys older than ``before``, and the key after them."""
-        stop = min(bisect.bisect_left(self.keys, (before, "")), limit)
+        """Up to ``limit`` oldest keys not newer than ``before``, and the key after them."""
+        stop = min(bisect.bisect_right(self.keys, (before, _MAX_ID)), limit)
         after = self.keys[stop] if stop < len(self.keys) else None
         return self.keys[:stop], after
 
@@ -77,6 +81,8 @@ class MemoryStore:
         self._indexes: dict[tuple[Owner, str | None], _SortedIndex] = {}
         self._terminal = _SortedIndex()
         self._messages: dict[tuple[Owner, str], str] = {}
+        # Event number n of a task is at index n - 1 of its log.
+        self._logs: dict[str, list[LoggedEvent]] = {}
 
     def __len__(self) -> int:
         return len(self._records)
@@ -89,7 +95,8 @@ class MemoryStore:
             by_message = self._records.get(holder) if holder else None
         page = self._page(reads.listing) if reads.listing is not None else None
         expired = self._expired(reads.expiry) if reads.expiry is not None else None
-        return Snapshot(task=task, by_message=by_message, page=page, expired=expired)
+        log = self._log(reads.log) if reads.log is not None else ()
+        return Snapshot(task=task, by_message=by_message, page=page, expired=expired, log=log)
 
     async def commit(self, writes: Sequence[Write]) -> bool:
         for write in writes:
@@ -123,19 +130,25 @@ class MemoryStore:
         self._indexes.clear()
         self._terminal = _SortedIndex()
         self._messages.clear()
+        self._logs.clear()
 
     def _apply(self, write: Write) -> None:
         old = self._records.get(_task_id(write))
         if old is not None:
             self._unindex(old)
         match write:
-            case Put(record=record):
+            case Put(record=record, events=events):
                 if record.version != write.expected + 1:
                     raise UsageError("a Put must advance the version by exactly one")
+                log = self._logs.setdefault(record.id, [])
+                if events and events[0].seq != len(log) + 1:
+                    raise UsageError("logged events must continue the task's log without a gap")
+                log.extend(events)
                 self._records[record.id] = record
                 self._index(record)
             case Delete(task_id=task_id):
                 self._records.pop(task_id, None)
+                self._logs.pop(task_id, None)
 
     def _index(self, record: TaskRecord) -> None:
         key = (record.updated_at, record.id)
@@ -158,6 +171,10 @@ class MemoryStore:
         for message_id, _ in record.messages:
             if self._messages.get((record.owner, message_id)) == record.id:
                 del self._messages[record.owner, message_id]
+
+    def _log(self, query: LogQuery) -> tuple[LoggedEvent, ...]:
+        log = self._logs.get(query.task_id, [])
+        return tuple(log[query.after : query.after + query.limit])
 
     def _expired(self, query: ExpiryQuery) -> Expired:
         keys, after = self._terminal.oldest(query.before, query.limit)

@@ -1,0 +1,177 @@
+"""Delivering push notifications: the core's ``Notify`` effects, POSTed to webhooks.
+
+Written on anyio and httpx, so the same sender serves the asyncio and the trio adapter.
+
+* **Order without interference.** Deliveries to one webhook of one task (``task_id``,
+  ``config_id``) go out one at a time, in event order, from their own queue; a slow or failing
+  webhook delays only its own queue, never the task or any other webhook.
+* **Retries.** A delivery that fails for a reason that may pass (connection error, timeout, 408,
+  429, 5xx) is retried with exponential backoff up to ``max_attempts`` times; a redirect or
+  another 4xx is final. Each attempt has a ``timeout`` (10 s by default, as the spec advises).
+* **The SSRF guard** (``a2a_core.address_allowed``), on unless the host is allow-listed: the
+  host is resolved, *every* address it resolves to must be allowed, and the request is sent to
+  the checked address itself (with the original ``Host`` header and TLS server name), so a DNS
+  answer that changes between the check and the connection (rebinding) cannot redirect it.
+  Redirects are never followed.
+"""
+
+import ipaddress
+import logging
+import math
+import socket
+from collections import deque
+from collections.abc import Awaitable, Callable
+from enum import Enum
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+import httpx
+
+from a2a_core import Notify, address_allowed
+
+__all__ = ["PushSender", "Resolver", "resolve_host"]
+
+log = logging.getLogger("a2a_adapters.push")
+
+#: Resolves a host name to the addresses to try: ``await resolve(host, port)``.
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+
+async def resolve_host(host: str, port: int) -> list[str]:
+    """The host's addresses, via the system resolver (in a worker thread, as anyio does it)."""
+    found = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(sockaddr[0]) for *_, sockaddr in found))
+
+
+class _Outcome(Enum):
+    DELIVERED = "delivered"
+    RETRY = "retry"
+    FINAL = "final"
+
+
+class _Refused(Exception):
+    """The SSRF guard refused the webhook's address."""
+
+
+class PushSender:
+    """Sends ``Notify`` effects; :meth:`run` must be running (it owns the delivery tasks)."""
+
+    def __init__(
+        self,
+        *,
+        resolve: Resolver = resolve_host,
+        timeout: float = 10.0,
+        max_attempts: int = 5,
+        first_backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        max_queued: int = 1000,
+    ) -> None:
+        self._resolve = resolve
+        self._timeout = timeout
+        self._max_attempts = max_attempts
+        self._first_backoff = first_backoff
+        self._max_backoff = max_backoff
+        self._max_queued = max_queued
+        self._queues: dict[tuple[str, str], deque[Notify]] = {}
+        # New queues are announced to run(), which starts a task to drain each.
+        self._announce, self._announced = anyio.create_memory_object_stream[tuple[str, str]](
+            math.inf
+        )
+
+    def send(self, notify: Notify) -> None:
+        """Queue a delivery (never blocks)."""
+        key = (notify.task_id, notify.config_id)
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._queues[key] = deque()
+            self._announce.send_nowait(key)
+        elif len(queue) >= self._max_queued:
+            dropped = queue.popleft()
+            log.warning("webhook %s is too far behind: dropped event %d", dropped.url, dropped.seq)
+        queue.append(notify)
+
+    async def run(self) -> None:
+        """Deliver until cancelled."""
+        transport = httpx.AsyncHTTPTransport(retries=0)
+        async with (
+            httpx.AsyncClient(
+                transport=transport, follow_redirects=False, trust_env=False
+            ) as client,
+            anyio.create_task_group() as tasks,
+            self._announced,
+        ):
+            async for key in self._announced:
+                tasks.start_soon(self._drain, key, client)
+
+    async def _drain(self, key: tuple[str, str], client: httpx.AsyncClient) -> None:
+        queue = self._queues[key]
+        try:
+            while queue:
+                await self._deliver(queue[0], client)
+                queue.popleft()
+        finally:
+            del self._queues[key]
+
+    async def _deliver(self, notify: Notify, client: httpx.AsyncClient) -> None:
+        for attempt in range(1, self._max_attempts + 1):
+            outcome = await self._attempt(notify, client)
+            if outcome is not _Outcome.RETRY:
+                return
+            if attempt < self._max_attempts:
+                delay = min(self._first_backoff * 2 ** (attempt - 1), self._max_backoff)
+                await anyio.sleep(delay)
+        log.warning(
+            "gave up on webhook %s for task %s event %d after %d attempts",
+            notify.url,
+            notify.task_id,
+            notify.seq,
+            self._max_attempts,
+        )
+
+    async def _attempt(self, notify: Notify, client: httpx.AsyncClient) -> _Outcome:
+        try:
+            url, headers, extensions = await self._target(notify)
+            response = await client.post(
+                url,
+                content=notify.body,
+                headers=headers,
+                extensions=extensions,
+                timeout=self._timeout,
+            )
+        except _Refused as refused:
+            log.warning("webhook %s refused by the SSRF guard: %s", notify.url, refused)
+            return _Outcome.FINAL
+        except (httpx.TransportError, OSError) as error:
+            log.info("webhook %s failed (%s); will retry", notify.url, type(error).__name__)
+            return _Outcome.RETRY
+        status = response.status_code
+        if 200 <= status < 300:
+            return _Outcome.DELIVERED
+        if status in (408, 425, 429) or status >= 500:
+            return _Outcome.RETRY
+        log.warning("webhook %s answered %d; not retrying", notify.url, status)
+        return _Outcome.FINAL
+
+    async def _target(self, notify: Notify) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """Where to connect: the checked address itself, when the guard applies."""
+        headers = dict(notify.headers)
+        if not notify.guarded:
+            return notify.url, headers, {}
+        parts = urlsplit(notify.url)
+        host = parts.hostname or ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            addresses = [str(ipaddress.ip_address(host))]
+        except ValueError:
+            addresses = await self._resolve(host, port)
+        refused = [a for a in addresses if not address_allowed(a)]
+        if not addresses or refused:
+            raise _Refused(f"{host} resolves to {', '.join(refused) or 'nothing'}")
+        address = addresses[0]
+        literal = f"[{address}]" if ":" in address else address
+        netloc = f"{literal}:{parts.port}" if parts.port else literal
+        pinned = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+        headers["host"] = parts.netloc.rpartition("@")[2]
+        extensions: dict[str, Any] = {"sni_hostname": host} if parts.scheme == "https" else {}
+        return pinned, headers, extensions

@@ -1,0 +1,145 @@
+"""Event streams: which of a task's logged events a subscriber gets, in which order, and when
+its stream ends.
+
+Every change to a task is logged as numbered events (``LoggedEvent``; numbers start at 1 and have
+no gaps), in the same commit as the change. A stream is a cursor over that log: it remembers the
+last number it delivered, skips anything at or below it (a duplicate) and stops at anything that
+would leave a hole (a gap: the adapter then reads the missing events from the store's log and
+feeds them in). So however events reach a subscriber, from the local publisher, from another
+replica or from the store, it sees each exactly once and in order, and a client that reconnects
+with ``Last-Event-ID`` resumes exactly where it stopped.
+
+Two kinds of stream end differently (spec §3.1.2, §3.6):
+
+* a streamed **send** ends when the task settles: terminal, or interrupted (input or auth
+  required, when the client has to act);
+* a **subscription** ends only when the task is terminal; it stays open across interruptions.
+
+A streamed send starts with the task snapshot, except when the agent answers with a direct
+message: then the stream is that one message. Since that is only known from the agent's first
+output, the snapshot is held back until then.
+"""
+
+import enum
+from collections.abc import Sequence
+
+import attrs
+
+from ._model import Message, Task, TaskState, TaskStatusUpdateEvent
+from ._storage import LoggedEvent
+
+__all__ = ["Advance", "OpenStream", "StreamCursor", "StreamMode", "advance", "open_cursor"]
+
+
+class StreamMode(enum.Enum):
+    """What kind of stream a cursor serves."""
+
+    #: ``SendStreamingMessage``: ends when the task is terminal or interrupted.
+    SEND = "send"
+    #: ``SubscribeToTask``: ends when the task is terminal.
+    SUBSCRIBE = "subscribe"
+
+
+@attrs.frozen
+class OpenStream:
+    """The reply that opens an event stream on a task.
+
+    The client has every event up to ``after``; ``snapshot`` (if any) is the task as of that
+    event and is sent first; ``state`` is the task's state as of ``after`` when known.
+    """
+
+    task_id: str
+    mode: StreamMode
+    after: int
+    #: The task (or, for a re-sent message the agent answered directly, that answer).
+    snapshot: Task | Message | None
+    state: TaskState | None
+
+
+@attrs.frozen
+class StreamCursor:
+    """How far a stream has got."""
+
+    task_id: str
+    mode: StreamMode
+    last_seq: int
+    state: TaskState | None
+    #: A streamed send's snapshot, held until the agent's first output says what to send.
+    held: Task | None = None
+    done: bool = False
+
+
+@attrs.frozen
+class Advance:
+    """What feeding events to a cursor produced."""
+
+    cursor: StreamCursor
+    #: The frames to send, in order (each with the sequence number to use as its SSE id).
+    frames: tuple[LoggedEvent, ...]
+    #: The batch skipped ahead of the cursor: read the log after ``cursor.last_seq`` and feed it.
+    gap: bool = False
+
+
+def _ends(mode: StreamMode, state: TaskState | None) -> bool:
+    if state is None:
+        return False
+    return state.settled if mode is StreamMode.SEND else state.terminal
+
+
+def open_cursor(stream: OpenStream) -> Advance:
+    """The cursor for a new stream, and the frames to send at once."""
+    cursor = StreamCursor(stream.task_id, stream.mode, stream.after, stream.state)
+    snapshot = stream.snapshot
+    if snapshot is None:
+        # A resumed stream: whatever came after ``after`` is in the log; read it first.
+        done = _ends(stream.mode, stream.state)
+        return Advance(attrs.evolve(cursor, done=done), (), gap=not done)
+    if isinstance(snapshot, Message):
+        return Advance(attrs.evolve(cursor, done=True), (LoggedEvent(stream.after, snapshot),))
+    if stream.mode is StreamMode.SEND and not _ends(stream.mode, stream.state):
+        return Advance(attrs.evolve(cursor, held=snapshot), ())
+    frame = LoggedEvent(stream.after, snapshot)
+    return Advance(attrs.evolve(cursor, done=_ends(stream.mode, stream.state)), (frame,))
+
+
+def advance(cursor: StreamCursor, batch: Sequence[LoggedEvent], *, replied: bool) -> Advance:
+    """Feed logged events (in order; duplicates allowed) to ``cursor``.
+
+    ``replied`` says the batch is the agent's direct message reply (``TaskRecord.replied``);
+    it only matters to a streamed send that has not sent anything yet.
+    """
+    fresh = [e for e in batch if e.seq > cursor.last_seq]
+    if cursor.done or not fresh:
+        return Advance(cursor, ())
+    frames: list[LoggedEvent] = []
+    if cursor.held is not None:
+        first = fresh[0].event
+        if (
+            replied
+            and len(fresh) == 1
+            and fresh[0].seq == cursor.last_seq + 1
+            and isinstance(first, TaskStatusUpdateEvent)
+            and isinstance(first.status.message, Message)
+        ):
+            # The agent answered with a message: the whole stream is that message.
+            reply = LoggedEvent(fresh[0].seq, first.status.message)
+            done = attrs.evolve(
+                cursor, last_seq=fresh[0].seq, state=first.status.state, held=None, done=True
+            )
+            return Advance(done, (reply,))
+        frames.append(LoggedEvent(cursor.last_seq, cursor.held))
+        cursor = attrs.evolve(cursor, held=None)
+    for logged in fresh:
+        if logged.seq != cursor.last_seq + 1:
+            return Advance(cursor, tuple(frames), gap=True)
+        state = cursor.state
+        match logged.event:
+            case TaskStatusUpdateEvent(status=status):
+                state = status.state
+            case Task(status=status):
+                state = status.state
+        frames.append(logged)
+        cursor = attrs.evolve(cursor, last_seq=logged.seq, state=state)
+        if _ends(cursor.mode, state):
+            return Advance(attrs.evolve(cursor, done=True), tuple(frames))
+    return Advance(cursor, tuple(frames))

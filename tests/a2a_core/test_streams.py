@@ -1,0 +1,219 @@
+"""Stream cursors: exactly-once, in-order delivery over a task's event log, and where streams end.
+
+The property at the end drives the real reducer with random agent output and checks that every
+subscriber, whenever it joins, however its events are batched, duplicated or lost in transit,
+sees exactly the task's log from its starting point.
+"""
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import attrs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from a2a_core import LoggedEvent as E
+from a2a_core import (
+    Message,
+    OpenStream,
+    Part,
+    Role,
+    StreamMode,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    advance,
+    open_cursor,
+)
+from a2a_core import text_artifact as artifact
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def task(state: TaskState = TaskState.SUBMITTED) -> Task:
+    return Task(id="t", context_id="c", status=TaskStatus(state, timestamp=NOW))
+
+
+def status(state: TaskState, text: str | None = None) -> TaskStatusUpdateEvent:
+    message = None
+    if text is not None:
+        message = Message(message_id="m", role=Role.AGENT, parts=(Part(text=text),))
+    return TaskStatusUpdateEvent("t", "c", TaskStatus(state, message, NOW))
+
+
+def chunk(text: str) -> TaskArtifactUpdateEvent:
+    return TaskArtifactUpdateEvent("t", "c", artifact(text, artifact_id="a"))
+
+
+def seqs(frames: Sequence[E]) -> list[int]:
+    return [f.seq for f in frames]
+
+
+def test_a_subscription_starts_with_the_snapshot() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SUBSCRIBE, 4, task(), TaskState.WORKING))
+    assert step.frames == (E(4, task()),)
+    assert not step.cursor.done
+    assert not step.gap
+
+
+def test_a_send_stream_holds_its_snapshot_until_the_agent_speaks() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    assert step.frames == ()
+    step = advance(step.cursor, [E(2, status(TaskState.WORKING))], replied=False)
+    assert step.frames == (E(1, task()), E(2, status(TaskState.WORKING)))
+
+
+def test_a_direct_reply_makes_the_whole_stream_one_message() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    reply = status(TaskState.COMPLETED, "hi")
+    step = advance(step.cursor, [E(2, reply)], replied=True)
+    assert step.frames == (E(2, reply.status.message),)  # type: ignore[arg-type]
+    assert step.cursor.done
+
+
+def test_a_completion_with_text_is_not_mistaken_for_a_reply() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    done = status(TaskState.COMPLETED, "hi")
+    step = advance(step.cursor, [E(2, done)], replied=False)
+    assert seqs(step.frames) == [1, 2]
+    assert isinstance(step.frames[0].event, Task)
+
+
+def test_duplicates_are_skipped_and_gaps_reported() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SUBSCRIBE, 1, task(), TaskState.SUBMITTED))
+    step = advance(step.cursor, [E(1, task()), E(2, chunk("a"))], replied=False)
+    assert seqs(step.frames) == [2]
+    step = advance(step.cursor, [E(2, chunk("a")), E(4, chunk("c"))], replied=False)
+    assert step.frames == ()
+    assert step.gap
+    assert step.cursor.last_seq == 2
+
+
+def test_send_streams_end_when_the_task_needs_input() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    step = advance(step.cursor, [E(2, status(TaskState.INPUT_REQUIRED, "?"))], replied=False)
+    assert step.cursor.done
+
+
+def test_subscriptions_stay_open_across_interruptions_and_end_when_terminal() -> None:
+    step = open_cursor(
+        OpenStream("t", StreamMode.SUBSCRIBE, 3, task(TaskState.INPUT_REQUIRED), None)
+    )
+    batch = [E(4, status(TaskState.WORKING)), E(5, status(TaskState.AUTH_REQUIRED))]
+    step = advance(step.cursor, batch, replied=False)
+    assert not step.cursor.done
+    batch = [E(6, status(TaskState.CANCELED)), E(7, chunk("after the end"))]
+    step = advance(step.cursor, batch, replied=False)
+    assert step.cursor.done
+    assert seqs(step.frames) == [6]
+    assert advance(step.cursor, [E(8, chunk("x"))], replied=False).frames == ()
+
+
+def test_a_resumed_stream_reads_the_log_first() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SUBSCRIBE, 2, None, None))
+    assert step.gap
+    assert step.frames == ()
+    batch = [E(3, chunk("b")), E(4, status(TaskState.COMPLETED))]
+    step = advance(step.cursor, batch, replied=False)
+    assert seqs(step.frames) == [3, 4]
+    assert step.cursor.done
+
+
+def test_a_resumed_stream_at_the_end_of_a_live_task_just_waits() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SUBSCRIBE, 2, None, TaskState.WORKING))
+    assert step.gap  # reading the log finds nothing new; then it waits
+    assert not step.cursor.done
+
+
+# --- the property -------------------------------------------------------------------------------
+
+STATES = [TaskState.WORKING, TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED]
+FINAL = [TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED]
+
+
+@st.composite
+def logs(draw: st.DrawFn) -> list[E]:
+    """A task's log: a snapshot, then updates, ending (maybe) in a terminal state."""
+    events: list[E] = [E(1, task())]
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["status", "chunk"]))
+        event = status(draw(st.sampled_from(STATES))) if kind == "status" else chunk("x")
+        events.append(E(len(events) + 1, event))
+    if draw(st.booleans()):
+        events.append(E(len(events) + 1, status(draw(st.sampled_from(FINAL)))))
+    return events
+
+
+def state_at(log: Sequence[E], seq: int) -> TaskState:
+    state = TaskState.SUBMITTED
+    for logged in log[:seq]:
+        if isinstance(logged.event, TaskStatusUpdateEvent):
+            state = logged.event.status.state
+    return state
+
+
+@settings(max_examples=300, deadline=None)
+@given(log=logs(), data=st.data())
+def test_every_subscriber_sees_the_log_from_its_start_exactly_once(
+    log: list[E], data: st.DataObject
+) -> None:
+    # A subscriber joins after event ``start`` (fresh with a snapshot, or resuming).
+    start = data.draw(st.integers(1, len(log)), label="start")
+    resume = data.draw(st.booleans(), label="resume")
+    mode = data.draw(st.sampled_from(list(StreamMode)), label="mode")
+    state = state_at(log, start)
+    snapshot = None if resume else attrs.evolve(task(), status=TaskStatus(state, None, NOW))
+    step = open_cursor(OpenStream("t", mode, start, snapshot, state))
+    delivered = list(step.frames)
+    cursor = step.cursor
+    pending = step.gap
+    # Events after ``start`` arrive in random batches; some come twice, and some are dropped
+    # (as a full mailbox drops them: it then knows it is behind, and the log is read).
+    position = start
+    dropped = False
+    for _ in range(4 * len(log) + 4):
+        if cursor.done:
+            break
+        page_full = False
+        if pending:  # the adapter reads a page of the log after the cursor
+            limit = data.draw(st.integers(1, 5), label="page")
+            batch = log[cursor.last_seq : cursor.last_seq + limit]
+            page_full = len(batch) == limit  # there may be more: the adapter reads on
+        else:
+            if position >= len(log):
+                break
+            size = data.draw(st.integers(1, 4), label="batch")
+            batch = log[position : position + size]
+            position += size
+            if data.draw(st.booleans(), label="drop first"):
+                batch = batch[1:]
+                dropped = True
+            if data.draw(st.booleans(), label="duplicate") and cursor.last_seq:
+                batch = [log[cursor.last_seq - 1], *batch]
+        step = advance(cursor, batch, replied=False)
+        delivered.extend(step.frames)
+        cursor = step.cursor
+        pending = step.gap or dropped or (page_full and not cursor.done)
+        dropped = False
+
+    updates = [f for f in delivered if not isinstance(f.event, Task) or f.seq != start]
+    # What was delivered is exactly the log after ``start``, in order, without holes or repeats,
+    assert updates == log[start : start + len(updates)]
+
+    # and it stops exactly where the stream should end (or at the end of the log).
+    def ends_stream(logged: E) -> bool:
+        if not isinstance(logged.event, TaskStatusUpdateEvent):
+            return False
+        state = logged.event.status.state
+        return state.settled if mode is StreamMode.SEND else state.terminal
+
+    ends = [e.seq for e in log[start:] if ends_stream(e)]
+    already_over = state.settled if mode is StreamMode.SEND else state.terminal
+    if not already_over:
+        assert start + len(updates) == (ends[0] if ends else len(log))
+    if snapshot is not None and delivered:
+        # A send holds its snapshot back until the agent speaks; then it comes first.
+        assert delivered[0].seq == start
+        assert isinstance(delivered[0].event, Task)
