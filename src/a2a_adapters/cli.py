@@ -6,7 +6,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from a2a_core import AgentCard, V1Codec
+from a2a_core import A2AError, AgentCard, V1Codec
 
 from ._agents import load_object
 from ._auth import ApiKeys, Authenticator, BearerTokens
@@ -80,18 +80,36 @@ def _authenticators(args: argparse.Namespace) -> list[Authenticator]:
 
 def _load_card(spec: str) -> AgentCard:
     path = Path(spec)
-    if path.suffix == ".json" and path.is_file():
-        return V1Codec().decode(AgentCard, json.loads(path.read_text()), "card")
-    card = load_object(spec)
+    if path.suffix == ".json":
+        try:
+            return V1Codec().decode(AgentCard, json.loads(path.read_text()), "card")
+        except OSError as error:
+            raise SystemExit(f"--card {spec}: {error.strerror}") from None
+        except ValueError as error:
+            raise SystemExit(f"--card {spec}: not JSON ({error})") from None
+        except A2AError as error:
+            raise SystemExit(f"--card {spec}: not a v1.0 agent card ({error.message})") from None
+    card = _load(spec, "--card")
     if not isinstance(card, AgentCard):
         raise SystemExit(f"--card {spec}: expected an AgentCard, got {type(card).__name__}")
     return card
 
 
+def _load(spec: str, what: str) -> object:
+    try:
+        return load_object(spec)
+    except ModuleNotFoundError as error:
+        raise SystemExit(f"{what} {spec}: no module named {error.name!r}") from None
+    except AttributeError as error:
+        raise SystemExit(f"{what} {spec}: {error}") from None
+    except (ValueError, ImportError) as error:
+        raise SystemExit(f"{what} {spec}: {error}") from None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the command line."""
+    """Run the command line. Bad arguments exit with a one-line message, not a traceback."""
     args = _parser().parse_args(argv)
-    agent = load_object(args.agent)
+    agent = _load(args.agent, "agent")
     if not callable(agent) and not isinstance(agent, Mapping):
         raise SystemExit(f"{args.agent}: expected an async function or a mapping of them")
     card = _load_card(args.card) if args.card else None

@@ -227,8 +227,11 @@ class HttpFront:
             headers.append(("last-modified", self.cards.last_modified))
         if etag_matches(request.headers.get("if-none-match", ""), rendered.etag):
             return HttpResponse(304, tuple(headers))
-        body = b"" if request.method == "HEAD" else rendered.body
-        return HttpResponse(200, tuple(headers), body)
+        if request.method == "HEAD":
+            # No body, but the length GET would send (RFC 9110 §9.3.2).
+            headers.append(("content-length", str(len(rendered.body))))
+            return HttpResponse(200, tuple(headers))
+        return HttpResponse(200, tuple(headers), rendered.body)
 
     def too_large(self) -> HttpResponse:
         """The answer to a body the adapter stopped reading because it passed the limit."""

@@ -640,6 +640,8 @@ class Reducer:
         self, record: TaskRecord | None, task_id: str, owner: Owner, ctx: Context
     ) -> TaskRecord:
         """The record if ``owner`` may see it; otherwise exactly what a missing task gets."""
+        if not task_id:
+            raise _bad_param("params.id", "must not be empty")
         record = self._live(record, ctx.now)
         if record is None or record.owner != owner:
             raise _not_found(task_id)

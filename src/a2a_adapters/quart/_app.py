@@ -26,7 +26,8 @@ def a2a_blueprint(engine: Engine, *, name: str = "a2a") -> Blueprint:
     """
     blueprint = Blueprint(name, __name__)
 
-    @blueprint.route("/", defaults={"subpath": ""}, methods=_METHODS)
+    # strict_slashes off: a client may POST to the mount point with or without its final "/".
+    @blueprint.route("/", defaults={"subpath": ""}, methods=_METHODS, strict_slashes=False)
     @blueprint.route("/<path:subpath>", methods=_METHODS)
     async def a2a(subpath: str) -> Response:
         path = "/" + subpath
@@ -60,4 +61,9 @@ def _to_quart(response: HttpResponse | HttpStream) -> Response:
         streamed = Response(response.body, status=response.status, headers=headers)
         streamed.timeout = None  # a stream lasts as long as its task, not Quart's 60 s default
         return streamed
-    return Response(response.body, status=response.status, headers=headers)
+    declared = headers.get("content-length")  # read first: Response() rewrites it
+    quart_response = Response(response.body, status=response.status, headers=headers)
+    if declared is not None:
+        # A HEAD answer declares the length GET would send; Quart would count the empty body.
+        quart_response.headers["content-length"] = declared
+    return quart_response

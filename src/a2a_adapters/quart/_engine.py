@@ -20,6 +20,9 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, assert_never
 
+import anyio
+import attrs
+
 from a2a_adapters._agents import AgentRegistry
 from a2a_adapters._auth import Authenticator, authenticate
 from a2a_adapters._push import PushSender
@@ -99,7 +102,7 @@ class Engine:
         self._push_task: asyncio.Task[None] | None = None
         self._clock = clock
         self._new_id = new_id
-        self._runs: dict[str, tuple[int, asyncio.Task[None]]] = {}
+        self._runs: dict[str, _Run] = {}
         self._waiters: dict[str, list[asyncio.Future[TaskRecord]]] = {}
         self._mailboxes: dict[str, set[_Mailbox]] = {}
         self._keepalive = keepalive_seconds
@@ -152,14 +155,14 @@ class Engine:
 
     async def aclose(self) -> None:
         """Stop the timer and every agent run, and wait until they have ended."""
-        tasks = [task for _, task in self._runs.values()]
-        for background in (self._timer, self._push_task):
-            if background is not None:
-                tasks.append(background)
+        runs = list(self._runs.values())
+        for run in runs:
+            run.scope.cancel()
+        background = [t for t in (self._timer, self._push_task) if t is not None]
         self._timer = self._push_task = None
-        for task in tasks:
+        for task in background:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*(r.task for r in runs), *background, return_exceptions=True)
 
     # --- read, decide, commit, perform --------------------------------------------------------
 
@@ -191,12 +194,16 @@ class Engine:
     def _perform(self, effect: Effect) -> None:
         match effect:
             case StartRun():
-                task = asyncio.create_task(self._run(effect), name=f"a2a run {effect.task_id}")
-                self._runs[effect.task_id] = (effect.run, task)
+                scope = anyio.CancelScope()
+                name = f"a2a run {effect.task_id}"
+                task = asyncio.create_task(self._run(effect, scope), name=name)
+                self._runs[effect.task_id] = _Run(effect.run, scope, task)
             case StopRun(task_id=task_id, run=run):
                 current = self._runs.get(task_id)
-                if current is not None and current[0] == run:
-                    current[1].cancel()
+                if current is not None and current.run == run:
+                    # A cancel scope (not Task.cancel) so that an agent's shielded section
+                    # finishes first, as it would on trio.
+                    current.scope.cancel()
             case Publish(record=record, events=events, settled=settled):
                 for mailbox in self._mailboxes.get(record.id, ()):
                     mailbox.offer(events, record.replied)
@@ -287,18 +294,20 @@ class Engine:
 
     # --- agent runs ---------------------------------------------------------------------------
 
-    async def _run(self, start: StartRun) -> None:
+    async def _run(self, start: StartRun, scope: anyio.CancelScope) -> None:
         task_id, run = start.task_id, start.run
         try:
-            done = await self._drive(start)
-            await self._execute(done)
-        except asyncio.CancelledError:
-            pass  # stopped by the core (cancel, superseded run) or by shutdown
+            with scope:
+                done = await self._drive(start)
+            if not scope.cancelled_caught:
+                # Even a run stopped meanwhile reports how it ended: the core drops what no
+                # longer counts.
+                await self._execute(done)
         except _Conflict:
             log.exception("agent output for task %s could not be committed", task_id)
         finally:
             current = self._runs.get(task_id)
-            if current is not None and current[0] == run:
+            if current is not None and current.run == run:
                 del self._runs[task_id]
 
     async def _drive(self, start: StartRun) -> AgentDone:
@@ -322,13 +331,26 @@ class Engine:
                 except Exception as error:
                     log.exception("agent failed on task %s", task_id)
                     return AgentDone(task_id, run, error=error)
-                await self._execute(AgentOutput(task_id, run, value))
+                # Shielded: a stop must not fall between the commit and its effects; it takes
+                # effect at the agent's next await instead.
+                with anyio.CancelScope(shield=True):
+                    await self._execute(AgentOutput(task_id, run, value))
         finally:
-            await result.aclose()
+            with anyio.CancelScope(shield=True):
+                await result.aclose()
 
 
 class _Conflict(Exception):
     """Writes kept losing compare-and-set races."""
+
+
+@attrs.frozen
+class _Run:
+    """A running agent: its number, the scope that stops it, and its task."""
+
+    run: int
+    scope: anyio.CancelScope
+    task: asyncio.Task[None]
 
 
 class _Mailbox:

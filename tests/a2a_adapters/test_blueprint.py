@@ -1,0 +1,131 @@
+"""A2A mounted into a user's own Quart application with ``a2a_blueprint``, served for real."""
+
+import json
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from a2a.types import a2a_pb2 as pb
+from quart import Quart
+
+from a2a_adapters import build_engine
+from a2a_adapters.quart import a2a_blueprint
+from examples import echo, multi_turn
+from tests.a2a_adapters.support import (
+    COMPLETED,
+    INPUT_REQUIRED,
+    LEGACY_CARD_PATH,
+    card_of,
+    error_of,
+    get_task,
+    jsonrpc_url,
+    post_raw,
+    rpc,
+    sdk_client,
+    sdk_message,
+    sdk_send,
+    send_task,
+    state_of,
+    status_text,
+)
+from tests.servers import running_app
+
+ECHO = "/agents/echo"
+GREETER = "/agents/greeter"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def user_app() -> Quart:
+    """The user's application: its own routes, and two agents mounted below ``/agents``."""
+    app = Quart("users_app")
+    echo_engine = build_engine(echo.agent, card=echo.card, max_body_bytes=1024)
+    greeter_engine = build_engine(multi_turn.agent, card=multi_turn.card)
+    app.register_blueprint(a2a_blueprint(echo_engine), url_prefix=ECHO)
+    app.register_blueprint(a2a_blueprint(greeter_engine, name="greeter"), url_prefix=GREETER)
+
+    @app.route("/health")
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    # The application runs the engines' lifecycles, as a2a_blueprint's docstring asks.
+    @app.before_serving
+    async def start_agents() -> None:
+        await echo_engine.start()
+        await greeter_engine.start()
+
+    @app.after_serving
+    async def stop_agents() -> None:
+        await echo_engine.aclose()
+        await greeter_engine.aclose()
+
+    return app
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    with running_app(user_app()) as url:
+        yield url
+
+
+def test_card_advertises_the_mounted_url(server: str) -> None:
+    card = card_of(server + ECHO)
+    legacy = card_of(server + ECHO, path=LEGACY_CARD_PATH)
+    greeter = card_of(server + GREETER)
+    assert card["name"] == "Echo"
+    assert jsonrpc_url(card) == f"{server}{ECHO}/"
+    assert legacy == card
+    assert greeter["name"] == "Greeter"
+    assert jsonrpc_url(greeter) == f"{server}{GREETER}/"
+
+
+@pytest.mark.anyio
+async def test_sdk_client_from_the_mounted_url(server: str) -> None:
+    requests: list[str] = []
+    async with sdk_client(server + ECHO, requests=requests) as client:
+        event = await sdk_send(client, sdk_message("mounted"))
+        task = await client.get_task(pb.GetTaskRequest(id=event.task.id))
+    assert event.task.status.state == pb.TASK_STATE_COMPLETED
+    assert "".join(p.text for p in event.task.status.message.parts) == "Echo: mounted"
+    assert task.status == event.task.status
+    assert requests[-2:] == [f"POST {server}{ECHO}/", f"POST {server}{ECHO}/"]
+
+
+def test_the_users_own_route_still_works(server: str) -> None:
+    response = httpx.get(server + "/health")
+    missing = httpx.get(server + "/not-a-route")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+    assert missing.status_code == 404
+
+
+def test_mounted_agents_are_separate(server: str) -> None:
+    echoed = send_task(server + ECHO, "one")
+    asked = send_task(server + GREETER, "two")
+    answered = send_task(server + GREETER, "Grace", task_id=asked["id"])
+    assert state_of(echoed) == COMPLETED
+    assert state_of(asked) == INPUT_REQUIRED
+    assert status_text(answered) == "Hello, Grace! You first said: 'two'."
+    # Each engine has its own tasks: one mount cannot see the other's.
+    error_of(rpc(server + GREETER, "GetTask", {"id": echoed["id"]}), -32001)
+    error_of(rpc(server + ECHO, "GetTask", {"id": asked["id"]}), -32001)
+    assert get_task(server + ECHO, echoed["id"])["id"] == echoed["id"]
+
+
+def test_errors_and_limits_below_the_mount(server: str) -> None:
+    unknown = httpx.get(f"{server}{ECHO}/no/such/path")
+    wrong_method = httpx.get(f"{server}{ECHO}/")
+    version = rpc(server + ECHO, "GetTask", {"id": "x"}, headers={})
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}})
+    too_large = post_raw(server + ECHO, body.encode() + b" " * 2000)
+    assert unknown.status_code == 404
+    assert unknown.json()["error"]["code"] == 404
+    assert wrong_method.status_code == 405
+    error_of(version, -32009)
+    error_of(too_large, -32600, rpc_id=None, http_status=413)
+    # The limit belongs to the echo mount only.
+    fits = post_raw(server + GREETER, body.encode() + b" " * 2000)
+    assert fits.status_code == 200

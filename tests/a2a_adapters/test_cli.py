@@ -1,0 +1,266 @@
+"""``python -m a2a_adapters serve``: the command line, run as a real subprocess."""
+
+import json
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from a2a_adapters.quart import bind_socket
+from tests.a2a_adapters.support import (
+    COMPLETED,
+    card_of,
+    jsonrpc_url,
+    send_task,
+    state_of,
+    status_text,
+    wait_until,
+)
+
+#: The project root: ``examples`` is importable from there.
+ROOT = Path(__file__).resolve().parents[2]
+#: Seconds the server may take to start (a fresh interpreter imports everything) or to stop.
+START_TIMEOUT = 20.0
+STOP_TIMEOUT = 5.0
+
+_LISTENING = re.compile(r"A2A server on (http://\S+?)/? ")
+
+
+class Server:
+    """A ``serve`` subprocess whose stderr is drained by a thread (so it can never block)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.log: list[str] = []
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.put(line)
+
+    def wait_for_url(self) -> str:
+        """The base URL from the "A2A server on …" log line."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=min(left, 0.2))
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    break
+                continue
+            self.log.append(line)
+            match = _LISTENING.search(line)
+            if match:
+                # The line comes before the socket listens (see the xfail below): wait for it.
+                return _listening(match.group(1), timeout=max(left, 0.1))
+        raise AssertionError(f"the server never said where it listens: {''.join(self.log)}")
+
+
+def _listening(url: str, *, timeout: float) -> str:
+    """``url`` once its port accepts connections."""
+    host, port = urlsplit(url).hostname, urlsplit(url).port
+    assert host is not None
+    assert port is not None
+    assert wait_until(lambda: _accepts(host, port), timeout=timeout), f"{url} never listened"
+    return url
+
+
+def _accepts(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "a2a_adapters", "serve", *args]
+
+
+@contextmanager
+def serving(args: Sequence[str]) -> Iterator[Server]:
+    """Run ``serve ARGS``; kill it afterwards if the test left it running."""
+    process = subprocess.Popen(
+        _command(*args),
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield Server(process)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(STOP_TIMEOUT)
+
+
+def _run(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``serve ARGS`` expecting it to exit on its own (bounded)."""
+    return subprocess.run(
+        _command(*args),
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT,
+        check=False,
+    )
+
+
+def test_serve_answers_and_stops_on_sigterm() -> None:
+    args = ["examples.echo:agent", "--card", "examples.echo:card", "--host", "127.0.0.1"]
+    with serving([*args, "--port", "0"]) as server:
+        url = server.wait_for_url()
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+", url), url
+        assert not url.endswith(":0")
+        card = card_of(url)
+        task = send_task(url, "hi")
+        server.process.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        code = server.process.wait(STOP_TIMEOUT)
+        stopped_in = time.monotonic() - started
+    assert card["name"] == "Echo"
+    assert jsonrpc_url(card) == url + "/"
+    assert state_of(task) == COMPLETED
+    assert status_text(task) == "Echo: hi"
+    assert code == 0, "".join(server.log)
+    assert stopped_in < STOP_TIMEOUT
+
+
+def test_serve_without_a_card_describes_the_agent() -> None:
+    with serving(["examples.multi_turn:agent", "--port", "0"]) as server:
+        url = server.wait_for_url()
+        card = card_of(url)
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(STOP_TIMEOUT)
+    # Named after the function, described by the first line of its docstring.
+    assert card["name"] == "agent"
+    assert card["description"] == "Ask once, then answer."
+    assert jsonrpc_url(card) == url + "/"
+
+
+def test_public_url_pins_the_card() -> None:
+    args = ["examples.echo:agent", "--port", "0", "--public-url", "https://agents.example/echo"]
+    with serving(args) as server:
+        url = server.wait_for_url()
+        card = card_of(url)
+        task = send_task(url, "pinned")
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(STOP_TIMEOUT)
+    assert jsonrpc_url(card) == "https://agents.example/echo/"
+    assert state_of(task) == COMPLETED
+
+
+def test_card_from_a_json_file(tmp_path: Path) -> None:
+    path = tmp_path / "card.json"
+    path.write_text(
+        json.dumps(
+            {
+                "name": "File Agent",
+                "description": "Described by a JSON file.",
+                "version": "2.3.4",
+                "provider": {"organization": "Example Org", "url": "https://example.org"},
+                # The server must not claim what it does not do, whatever the file says.
+                "capabilities": {"streaming": True, "pushNotifications": True},
+                "defaultInputModes": ["text/plain"],
+                "defaultOutputModes": ["text/plain", "application/json"],
+                "skills": [
+                    {
+                        "id": "echo",
+                        "name": "Echo",
+                        "description": "Repeats the message.",
+                        "tags": ["demo"],
+                        "examples": ["hello"],
+                    }
+                ],
+            }
+        )
+    )
+    with serving(["examples.echo:agent", "--card", str(path), "--port", "0"]) as server:
+        url = server.wait_for_url()
+        card = card_of(url)
+        task = send_task(url, "from file")
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(STOP_TIMEOUT)
+    assert card["name"] == "File Agent"
+    assert card["version"] == "2.3.4"
+    assert card["provider"] == {"organization": "Example Org", "url": "https://example.org"}
+    assert card["defaultOutputModes"] == ["text/plain", "application/json"]
+    assert [skill["id"] for skill in card["skills"]] == ["echo"]
+    assert card["skills"][0]["examples"] == ["hello"]
+    assert card["capabilities"]["streaming"] is False
+    assert card["capabilities"]["pushNotifications"] is False
+    assert jsonrpc_url(card) == url + "/"
+    assert status_text(task) == "Echo: from file"
+
+
+def test_unknown_module_exits_non_zero() -> None:
+    finished = _run(["nosuchmodule:agent", "--port", "0"])
+    assert finished.returncode != 0
+    assert "nosuchmodule" in finished.stderr
+    assert "A2A server on" not in finished.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "names"),
+    [
+        (["nosuchmodule:agent"], "nosuchmodule"),
+        (["examples.echo:no_such_agent"], "no_such_agent"),
+        (["examples.echo"], "MODULE:OBJECT"),
+        (["examples.echo:agent", "--card", "{card}"], "name"),
+    ],
+)
+def test_load_errors_are_one_line(tmp_path: Path, args: list[str], names: str) -> None:
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({"description": "no name", "version": "1"}))
+    finished = _run([arg.format(card=card) for arg in args] + ["--port", "0"])
+    assert finished.returncode != 0
+    assert names in finished.stderr
+    assert "Traceback" not in finished.stderr, finished.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["examples.echo:agent", "--card", "examples.echo:agent"], "expected an AgentCard"),
+        (["examples.echo:card"], "expected an async function"),
+        (["examples.echo"], "MODULE:OBJECT"),
+    ],
+)
+def test_bad_arguments_exit_with_a_message(args: list[str], message: str) -> None:
+    finished = _run([*args, "--port", "0"])
+    assert finished.returncode != 0
+    assert message in finished.stderr, finished.stderr
+    assert "A2A server on" not in finished.stderr
+
+
+def test_an_invalid_card_file_exits_non_zero(tmp_path: Path) -> None:
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps({"description": "no name", "version": "1"}))
+    finished = _run(["examples.echo:agent", "--card", str(path), "--port", "0"])
+    assert finished.returncode != 0
+    assert "name" in finished.stderr
+    assert "A2A server on" not in finished.stderr
+
+
+def test_a_bound_socket_already_accepts_connections() -> None:
+    sock = bind_socket("127.0.0.1", 0)
+    try:
+        assert _accepts("127.0.0.1", sock.getsockname()[1])
+    finally:
+        sock.close()
