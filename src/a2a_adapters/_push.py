@@ -88,7 +88,13 @@ class PushSender:
             self._announce.send_nowait(key)
         elif len(queue) >= self._max_queued:
             dropped = queue.popleft()
-            log.warning("webhook %s is too far behind: dropped event %d", dropped.url, dropped.seq)
+            log.warning(
+                "webhook %s is %d events behind: dropped event %d of task %s",
+                dropped.url,
+                len(queue) + 1,
+                dropped.seq,
+                dropped.task_id,
+            )
         queue.append(notify)
 
     async def run(self) -> None:
@@ -108,8 +114,9 @@ class PushSender:
         queue = self._queues[key]
         try:
             while queue:
-                await self._deliver(queue[0], client)
-                queue.popleft()
+                # Taken off the queue before it is sent, so that an overflow drops the oldest
+                # *waiting* event, never the one in flight.
+                await self._deliver(queue.popleft(), client)
         finally:
             del self._queues[key]
 

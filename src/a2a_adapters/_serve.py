@@ -117,7 +117,7 @@ def build_engine(
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
     return Engine(
         Core(config),
-        store or MemoryStore(),
+        store if store is not None else MemoryStore(),  # an empty store is falsy
         registry,
         auth=auth,
         push=sender,
@@ -136,8 +136,15 @@ def serve(
     task_ttl: timedelta | float | None = None,
     extended_card: AgentCard | None = None,
     public_url: str | None = None,
+    streaming: bool = True,
+    push: bool | PushSender = True,
+    push_allow_hosts: Sequence[str] = (),
 ) -> None:
-    """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM)."""
+    """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM).
+
+    Unlike :func:`build_engine`, which leaves every optional capability off until asked,
+    ``serve`` turns streaming and push notifications on.
+    """
     engine = build_engine(
         agent,
         card=card,
@@ -146,6 +153,9 @@ def serve(
         task_ttl=task_ttl,
         extended_card=extended_card,
         public_url=public_url,
+        streaming=streaming,
+        push=push,
+        push_allow_hosts=push_allow_hosts,
     )
     sock = bind_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
@@ -157,14 +167,11 @@ def serve(
         bound_port,
     )
 
-    async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
-        await serve_app(create_app(engine), sock, shutdown_trigger=stop.wait)
-
+    # The server stops gracefully on SIGINT/SIGTERM and then re-raises the signal; with these
+    # handlers in place that ends the process normally (exit status 0).
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: None)
     try:
-        asyncio.run(main())
+        asyncio.run(serve_app(create_app(engine), sock))
     finally:
         sock.close()

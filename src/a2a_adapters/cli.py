@@ -50,6 +50,22 @@ def _parser() -> argparse.ArgumentParser:
         help="accept 'X-API-Key: KEY' as principal NAME (repeatable)",
     )
     run.add_argument(
+        "--no-streaming",
+        action="store_true",
+        help="do not offer SendStreamingMessage and SubscribeToTask",
+    )
+    run.add_argument(
+        "--no-push", action="store_true", help="do not offer push notifications (webhooks)"
+    )
+    run.add_argument(
+        "--push-allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="let webhooks reach HOST although the SSRF guard refuses it (e.g. 127.0.0.1 for "
+        "a local receiver; repeatable)",
+    )
+    run.add_argument(
         "--task-ttl",
         type=float,
         metavar="SECONDS",
@@ -123,6 +139,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         public_url=args.public_url,
         auth=_authenticators(args),
         task_ttl=args.task_ttl,
+        streaming=not args.no_streaming,
+        push=not args.no_push,
+        push_allow_hosts=args.push_allow_host,
     )
 
 

@@ -191,7 +191,16 @@ def test_card_from_a_json_file(tmp_path: Path) -> None:
             }
         )
     )
-    with serving(["examples.echo:agent", "--card", str(path), "--port", "0"]) as server:
+    args = [
+        "examples.echo:agent",
+        "--card",
+        str(path),
+        "--port",
+        "0",
+        "--no-streaming",
+        "--no-push",
+    ]
+    with serving(args) as server:
         url = server.wait_for_url()
         card = card_of(url)
         task = send_task(url, "from file")
@@ -207,6 +216,18 @@ def test_card_from_a_json_file(tmp_path: Path) -> None:
     assert card["capabilities"]["pushNotifications"] is False
     assert jsonrpc_url(card) == url + "/"
     assert status_text(task) == "Echo: from file"
+
+
+def test_streaming_and_push_are_on_by_default() -> None:
+    with serving(
+        ["examples.echo:agent", "--port", "0", "--push-allow-host", "127.0.0.1"]
+    ) as server:
+        url = server.wait_for_url()
+        card = card_of(url)
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(STOP_TIMEOUT) == 0
+    assert card["capabilities"]["streaming"] is True
+    assert card["capabilities"]["pushNotifications"] is True
 
 
 def test_unknown_module_exits_non_zero() -> None:

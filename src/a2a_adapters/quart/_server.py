@@ -1,14 +1,20 @@
-"""Serving the Quart application with hypercorn on asyncio."""
+"""Serving the Quart application on asyncio, with uvicorn.
+
+uvicorn rather than hypercorn here because it notices a client that hangs up in the middle of a
+response: its protocol hears ``connection_lost`` from the event loop and tells the application
+(``http.disconnect``), so a stream whose reader left is cancelled at once. Hypercorn's asyncio
+HTTP/1.1 protocol stops reading once a request is complete and writes to a dead connection
+without error, so such a stream would run on, writing keep-alives to nobody, until its task
+ended. (The trio adapter serves with hypercorn's trio worker, where writing to a dead connection
+does fail.)
+"""
 
 import asyncio
-import logging
-import os
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from hypercorn.asyncio import serve as hypercorn_serve
-from hypercorn.config import Config
+import uvicorn
 from quart import Quart
 
 __all__ = ["bind_socket", "serve_app"]
@@ -35,12 +41,26 @@ async def serve_app(
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
     graceful_timeout: float = 5.0,
 ) -> None:
-    """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or forever)."""
-    config = Config()
-    # Hypercorn closes the socket it serves; give it a duplicate so ``sock`` stays the caller's.
-    config.bind = [f"fd://{os.dup(sock.fileno())}"]
-    config.graceful_timeout = graceful_timeout
-    config.accesslog = None
-    config.errorlog = logging.getLogger("hypercorn.error")
-    trigger = shutdown_trigger or asyncio.Event().wait
-    await hypercorn_serve(app, config, shutdown_trigger=trigger)
+    """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or a signal stops it).
+
+    Open connections (streams included) get ``graceful_timeout`` seconds to finish.
+    """
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        timeout_graceful_shutdown=max(1, round(graceful_timeout)),
+    )
+    server = uvicorn.Server(config)
+
+    async def stop_when_triggered() -> None:
+        if shutdown_trigger is not None:
+            await shutdown_trigger()
+            server.should_exit = True
+
+    watcher = asyncio.create_task(stop_when_triggered())
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        watcher.cancel()
