@@ -139,6 +139,7 @@ def serve(
     streaming: bool = True,
     push: bool | PushSender = True,
     push_allow_hosts: Sequence[str] = (),
+    max_body_bytes: int = 8 * 1024 * 1024,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM).
 
@@ -156,6 +157,7 @@ def serve(
         streaming=streaming,
         push=push,
         push_allow_hosts=push_allow_hosts,
+        max_body_bytes=max_body_bytes,
     )
     sock = bind_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]

@@ -66,6 +66,13 @@ def _parser() -> argparse.ArgumentParser:
         "a local receiver; repeatable)",
     )
     run.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=8 * 1024 * 1024,
+        metavar="N",
+        help="refuse request bodies larger than N bytes, unread (default: 8 MiB)",
+    )
+    run.add_argument(
         "--task-ttl",
         type=float,
         metavar="SECONDS",
@@ -131,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     card = _load_card(args.card) if args.card else None
     if args.task_ttl is not None and args.task_ttl <= 0:
         raise SystemExit("--task-ttl must be positive")
+    if args.max_body_bytes < 1:
+        raise SystemExit("--max-body-bytes must be positive")
     serve(
         agent,
         card=card,
@@ -142,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         streaming=not args.no_streaming,
         push=not args.no_push,
         push_allow_hosts=args.push_allow_host,
+        max_body_bytes=args.max_body_bytes,
     )
 
 

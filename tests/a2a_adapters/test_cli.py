@@ -21,6 +21,7 @@ from tests.a2a_adapters.support import (
     COMPLETED,
     card_of,
     jsonrpc_url,
+    post_raw,
     send_task,
     state_of,
     status_text,
@@ -285,3 +286,16 @@ def test_a_bound_socket_already_accepts_connections() -> None:
         assert _accepts("127.0.0.1", sock.getsockname()[1])
     finally:
         sock.close()
+
+
+def test_the_body_limit_is_a_command_line_option() -> None:
+    with serving(["examples.echo:agent", "--port", "0", "--max-body-bytes", "2000"]) as server:
+        url = server.wait_for_url()
+        small = send_task(url, "fits")
+        big = post_raw(
+            url, b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":' + b" " * 3000 + b"{}}"
+        )
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(STOP_TIMEOUT)
+    assert status_text(small) == "Echo: fits"
+    assert big.status_code == 413

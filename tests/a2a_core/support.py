@@ -173,12 +173,12 @@ class FakeStore:
         return Page(tuple(page), len(matching), next_cursor)
 
     def expired(self, query: ExpiryQuery) -> Expired:
-        """The oldest terminal tasks older than ``query.before``, and when the next one is."""
+        """The oldest terminal tasks not newer than ``query.before``, and when the next one is."""
         terminal = sorted(
             (r for r in self.records.values() if r.state.terminal),
             key=lambda r: (r.updated_at, r.id),
         )
-        old = [r for r in terminal if r.updated_at < query.before][: query.limit]
+        old = [r for r in terminal if r.updated_at <= query.before][: query.limit]
         rest = terminal[len(old) :]
         return Expired(tuple(old), rest[0].updated_at if rest else None)
 

@@ -7,11 +7,13 @@ sees exactly the task's log from its starting point.
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import a2a_core as a2a
 from a2a_core import LoggedEvent as E
 from a2a_core import (
     Message,
@@ -28,6 +30,7 @@ from a2a_core import (
     open_cursor,
 )
 from a2a_core import text_artifact as artifact
+from tests.a2a_core.support import Harness, created_id, make_core, publishes, start_of
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -217,3 +220,105 @@ def test_every_subscriber_sees_the_log_from_its_start_exactly_once(
         # A send holds its snapshot back until the agent speaks; then it comes first.
         assert delivered[0].seq == start
         assert isinstance(delivered[0].event, Task)
+
+
+# --- the property, over the real reducer ----------------------------------------------------------
+
+
+@attrs.define
+class Subscriber:
+    """A client reading one stream: what it was sent, and whether it still listens."""
+
+    start: int
+    cursor: Any
+    frames: list[E]
+    connected: bool = True
+    behind: bool = False
+
+
+AGENT_OUTPUTS = st.sampled_from(
+    [
+        "progress",
+        artifact("piece", artifact_id="a"),
+        a2a.ArtifactChunk(artifact("more", artifact_id="a"), append=True),
+        a2a.input_required("more?"),
+        a2a.auth_required("sign in"),
+        a2a.completed("done"),
+        a2a.failed("no"),
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_subscribers_of_a_real_task_see_its_log_from_where_they_joined(
+    data: st.DataObject,
+) -> None:
+    harness = Harness(make_core(streaming=True))
+    decision = harness.send("start", operation=a2a.Operation.SEND_STREAMING_MESSAGE)
+    task_id = created_id(decision)
+    run = start_of(decision).run
+    subscribers: list[Subscriber] = []
+
+    def deliver(decision: a2a.Decision) -> None:
+        for publish in publishes(decision):
+            for sub in subscribers:
+                if not sub.connected or sub.cursor.done:
+                    continue
+                if data.draw(st.integers(0, 5), label="overflow") == 0:
+                    sub.behind = True  # a full mailbox drops the batch and reads the log
+                    continue
+                step = advance(sub.cursor, publish.events, replied=publish.record.replied)
+                sub.frames.extend(step.frames)
+                sub.cursor, sub.behind = step.cursor, sub.behind or step.gap
+
+    def catch_up(sub: Subscriber) -> None:
+        for _ in range(100):
+            if not sub.behind or sub.cursor.done:
+                return
+            log = harness.store.logs[task_id][sub.cursor.last_seq : sub.cursor.last_seq + 3]
+            step = advance(sub.cursor, log, replied=False)
+            sub.frames.extend(step.frames)
+            sub.cursor = step.cursor
+            sub.behind = step.gap or len(log) == 3
+
+    for _ in range(data.draw(st.integers(1, 25), label="steps")):
+        record = harness.record(task_id)
+        action = data.draw(st.sampled_from(["agent", "subscribe", "leave", "answer", "cancel"]))
+        if action == "agent" and record.running:
+            value = data.draw(AGENT_OUTPUTS, label="output")
+            deliver(harness.decide(a2a.AgentOutput(task_id, run, value)))
+        elif action == "subscribe":
+            resume = data.draw(st.one_of(st.none(), st.integers(0, record.seq)), label="resume")
+            request = a2a.SubscribeToTaskRequest(task_id)
+            call = a2a.Call(a2a.Operation.SUBSCRIBE_TO_TASK, request, a2a.Caller("alice"), resume)
+            reply = harness.decide(call).reply
+            if isinstance(reply, OpenStream):
+                step = open_cursor(reply)
+                subscribers.append(
+                    Subscriber(reply.after, step.cursor, list(step.frames), behind=step.gap)
+                )
+        elif action == "leave" and subscribers:
+            data.draw(st.sampled_from(subscribers), label="leaver").connected = False
+        elif action == "answer" and record.state is TaskState.INPUT_REQUIRED:
+            decision = harness.send("answer", task_id=task_id)
+            run = start_of(decision).run
+            deliver(decision)
+        elif action == "cancel" and not record.state.terminal:
+            deliver(harness.cancel(task_id))
+        for sub in subscribers:
+            if sub.connected:
+                catch_up(sub)
+
+    log = harness.store.logs[task_id]
+    for sub in subscribers:
+        updates = [f for f in sub.frames if not (isinstance(f.event, Task) and f.seq == sub.start)]
+        assert updates == log[sub.start : sub.start + len(updates)]
+        if sub.connected:
+            # A listener that stayed got everything up to the end of its stream or of the log.
+            closing = [
+                e.seq
+                for e in log[sub.start :]
+                if isinstance(e.event, TaskStatusUpdateEvent) and e.event.status.state.terminal
+            ]
+            assert sub.start + len(updates) == (closing[0] if closing else len(log))

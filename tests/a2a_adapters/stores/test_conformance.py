@@ -19,7 +19,11 @@ from a2a_adapters.stores import MemoryStore, TaskStore
 from a2a_core import (
     Cursor,
     Delete,
+    ExpiryQuery,
     ListQuery,
+    LoggedEvent,
+    LogQuery,
+    MessageKey,
     Owner,
     Put,
     Reads,
@@ -268,3 +272,122 @@ def test_listing_matches_the_reference_model(
             await backend.aclose()
 
     assert run(scenario()) == [r.id for r in expected]
+
+
+# --- message ids: the index behind idempotent sends ----------------------------------------------
+
+
+def with_messages(rec: TaskRecord, *message_ids: str) -> TaskRecord:
+    return attrs.evolve(rec, messages=tuple((m, f"fp-{m}") for m in message_ids))
+
+
+async def holder(store: TaskStore, owner: Owner, message_id: str) -> TaskRecord | None:
+    return (await store.read(Reads(message=MessageKey(owner, message_id)))).by_message
+
+
+def test_a_message_id_finds_its_task(store: TaskStore) -> None:
+    async def scenario() -> None:
+        first = with_messages(record("t1"), "m1")
+        await store.commit([Put(first, 0)])
+        assert await holder(store, ALICE, "m1") == first
+        assert await holder(store, BOB, "m1") is None  # ids are per owner
+        assert await holder(store, ALICE, "m2") is None
+        follow_up = with_messages(bump(first, at=1), "m1", "m2")
+        await store.commit([Put(follow_up, 1)])
+        assert await holder(store, ALICE, "m2") == follow_up
+
+    run(scenario())
+
+
+def test_one_message_id_cannot_go_to_two_tasks(store: TaskStore) -> None:
+    async def scenario() -> None:
+        assert await store.commit([Put(with_messages(record("t1"), "m1"), 0)])
+        # A concurrent send of the same message decided on a snapshot without t1: refused.
+        assert not await store.commit([Put(with_messages(record("t2"), "m1"), 0)])
+        assert await get(store, "t2") is None
+        # Two tasks claiming one id in one batch: refused too.
+        both = [
+            Put(with_messages(record("t3"), "m9"), 0),
+            Put(with_messages(record("t4"), "m9"), 0),
+        ]
+        assert not await store.commit(both)
+        assert await get(store, "t3") is None
+        # Another owner may use the same id.
+        assert await store.commit([Put(with_messages(record("t5", owner=BOB), "m1"), 0)])
+
+    run(scenario())
+
+
+def test_deleting_a_task_frees_its_message_ids(store: TaskStore) -> None:
+    async def scenario() -> None:
+        old = with_messages(record("old", state=TaskState.COMPLETED), "m1")
+        await store.commit([Put(old, 0)])
+        # Removing the expired holder and creating the new task is one atomic batch.
+        fresh = with_messages(record("new"), "m1")
+        assert await store.commit([Delete("old", 1), Put(fresh, 0)])
+        assert await holder(store, ALICE, "m1") == fresh
+
+    run(scenario())
+
+
+# --- event logs ---------------------------------------------------------------------------------
+
+
+def logged(first: int, count: int) -> tuple[LoggedEvent, ...]:
+    return tuple(
+        LoggedEvent(first + i, Task(id="t1", status=TaskStatus(TaskState.WORKING)))
+        for i in range(count)
+    )
+
+
+async def log_after(store: TaskStore, after: int, limit: int = 100) -> list[int]:
+    found = await store.read(Reads(log=LogQuery("t1", after, limit)))
+    return [e.seq for e in found.log]
+
+
+def test_the_event_log_grows_with_each_commit_and_reads_in_pages(store: TaskStore) -> None:
+    async def scenario() -> None:
+        v1 = attrs.evolve(record("t1"), seq=2)
+        await store.commit([Put(v1, 0, logged(1, 2))])
+        v2 = attrs.evolve(bump(v1, at=1), seq=5)
+        await store.commit([Put(v2, 1, logged(3, 3))])
+        assert await log_after(store, 0) == [1, 2, 3, 4, 5]
+        assert await log_after(store, 2, limit=2) == [3, 4]
+        assert await log_after(store, 5) == []
+        # A refused commit appends nothing.
+        assert not await store.commit([Put(attrs.evolve(bump(v2), seq=6), 1, logged(6, 1))])
+        assert await log_after(store, 0) == [1, 2, 3, 4, 5]
+        await store.commit([Delete("t1", 2)])
+        assert await log_after(store, 0) == []
+
+    run(scenario())
+
+
+# --- expiry -------------------------------------------------------------------------------------
+
+
+def test_expiry_finds_the_oldest_terminal_tasks_up_to_the_cutoff(store: TaskStore) -> None:
+    async def scenario() -> None:
+        done = TaskState.COMPLETED
+        await store.commit(
+            [
+                Put(record("a", at=1, state=done), 0),
+                Put(record("b", at=2, state=TaskState.FAILED), 0),
+                Put(record("live", at=0), 0),  # never expires, however old
+                Put(record("c", at=5, state=done, owner=BOB), 0),
+                Put(record("d", at=9, state=done), 0),
+            ]
+        )
+
+        async def expired(before: int, limit: int = 10) -> tuple[list[str], datetime | None]:
+            query = ExpiryQuery(T0 + timedelta(seconds=before), limit)
+            found = (await store.read(Reads(expiry=query))).expired
+            assert found is not None
+            return [r.id for r in found.records], found.next_at
+
+        assert await expired(0) == ([], T0 + timedelta(seconds=1))
+        assert await expired(5) == (["a", "b", "c"], T0 + timedelta(seconds=9))  # inclusive
+        assert await expired(5, limit=2) == (["a", "b"], T0 + timedelta(seconds=5))
+        assert await expired(99) == (["a", "b", "c", "d"], None)
+
+    run(scenario())
