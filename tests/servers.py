@@ -2,25 +2,45 @@
 
 The tests talk to them over real HTTP (httpx, the official a2a-sdk client), exactly as a remote
 client would; the server's loop never shares a thread with the test's.
+
+Which adapter serves is :data:`ADAPTER` (asyncio or trio): the ``adapter`` fixture of
+``tests/a2a_adapters/conftest.py`` switches it, so one black-box suite runs against both.
 """
 
 import asyncio
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
+import trio
 from quart import Quart
 
 from a2a_adapters import build_engine
-from a2a_adapters.quart import bind_socket, create_app, serve_app
+from a2a_adapters import quart as asyncio_adapter
+from a2a_adapters import trio as trio_adapter
+from a2a_adapters._engine import Engine
+from a2a_adapters._sockets import bind_socket
 from a2a_core import Agent, AgentCard
+
+Adapter = Literal["asyncio", "trio"]
+ADAPTERS: tuple[Adapter, ...] = ("asyncio", "trio")
+
+#: The adapter the next server runs on.
+ADAPTER: Adapter = "asyncio"
 
 #: Seconds a server may take to start or to stop before the test fails.
 STARTUP_TIMEOUT = 10.0
 SHUTDOWN_TIMEOUT = 10.0
+
+
+def create_app(engine: Engine) -> Quart:
+    """The application of the current :data:`ADAPTER` for ``engine``."""
+    if ADAPTER == "trio":
+        return trio_adapter.create_app(engine)
+    return asyncio_adapter.create_app(engine)
 
 
 @contextmanager
@@ -31,33 +51,58 @@ def running_server(
 
     ``options`` go to :func:`a2a_adapters.build_engine` (``max_body_bytes``, ``public_url``…).
     """
-    engine = build_engine(agent, card=card, **options)
+    with serving(build_engine(agent, card=card, **options)) as url:
+        yield url
+
+
+@contextmanager
+def serving(engine: Engine) -> Iterator[str]:
+    """Serve an engine the test built (so it can look at it afterwards); yield its base URL."""
     with running_app(create_app(engine)) as url:
         yield url
 
 
 @contextmanager
 def running_app(app: Quart) -> Iterator[str]:
-    """Serve any Quart ``app`` on a free port of 127.0.0.1; yield its base URL; stop it after."""
+    """Serve any Quart (or QuartTrio) ``app`` on a free port of 127.0.0.1; yield its base URL."""
     sock = bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
-    loop: asyncio.AbstractEventLoop | None = None
-    stop: asyncio.Event | None = None
+    stop: Callable[[], None] | None = None
     started = threading.Event()
     errors: list[BaseException] = []
+    on_trio = ADAPTER == "trio"
+
+    def run_asyncio() -> None:
+        async def main() -> None:
+            nonlocal stop
+            loop, event = asyncio.get_running_loop(), asyncio.Event()
+
+            def stop_asyncio() -> None:
+                loop.call_soon_threadsafe(event.set)
+
+            stop = stop_asyncio
+            started.set()
+            await asyncio_adapter.serve_app(app, sock, shutdown_trigger=event.wait)
+
+        asyncio.run(main())
+
+    def run_trio() -> None:
+        async def main() -> None:
+            nonlocal stop
+            token, event = trio.lowlevel.current_trio_token(), trio.Event()
+
+            def stop_trio() -> None:
+                trio.from_thread.run_sync(event.set, trio_token=token)
+
+            stop = stop_trio
+            started.set()
+            await trio_adapter.serve_app(app, sock, shutdown_trigger=event.wait)  # type: ignore[arg-type]
+
+        trio.run(main)
 
     def run() -> None:
-        nonlocal loop, stop
-
-        async def main() -> None:
-            nonlocal loop, stop
-            loop = asyncio.get_running_loop()
-            stop = asyncio.Event()
-            started.set()
-            await serve_app(app, sock, shutdown_trigger=stop.wait)
-
         try:
-            asyncio.run(main())
+            run_trio() if on_trio else run_asyncio()
         except BaseException as error:  # surfaced to the test below
             errors.append(error)
             started.set()
@@ -69,8 +114,8 @@ def running_app(app: Quart) -> Iterator[str]:
     try:
         yield f"http://127.0.0.1:{port}"
     finally:
-        if loop is not None and stop is not None:
-            loop.call_soon_threadsafe(stop.set)
+        if stop is not None:
+            stop()
         thread.join(SHUTDOWN_TIMEOUT)
         sock.close()
         assert not thread.is_alive(), "the server did not stop in time"

@@ -3,8 +3,10 @@
 import asyncio
 import logging
 import signal
+import socket
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Literal
 
 import attrs
 
@@ -19,8 +21,9 @@ from a2a_core import (
 
 from ._agents import AgentRegistry
 from ._auth import Authenticator
+from ._engine import Engine
 from ._push import PushSender
-from .quart import Engine, bind_socket, create_app, serve_app
+from .quart import bind_socket, create_app, serve_app
 from .stores import MemoryStore, TaskStore
 
 __all__ = ["build_engine", "default_card", "serve"]
@@ -140,8 +143,10 @@ def serve(
     push: bool | PushSender = True,
     push_allow_hosts: Sequence[str] = (),
     max_body_bytes: int = 8 * 1024 * 1024,
+    loop: Literal["asyncio", "trio"] = "asyncio",
 ) -> None:
-    """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM).
+    """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
+    uvicorn) or on trio (QuartTrio on hypercorn).
 
     Unlike :func:`build_engine`, which leaves every optional capability off until asked,
     ``serve`` turns streaming and push notifications on.
@@ -169,11 +174,35 @@ def serve(
         bound_port,
     )
 
-    # The server stops gracefully on SIGINT/SIGTERM and then re-raises the signal; with these
+    try:
+        if loop == "trio":
+            _serve_trio(engine, sock)
+        else:
+            _serve_asyncio(engine, sock)
+    finally:
+        sock.close()
+
+
+def _serve_asyncio(engine: Engine, sock: socket.socket) -> None:
+
+    # uvicorn stops gracefully on SIGINT/SIGTERM and then re-raises the signal; with these
     # handlers in place that ends the process normally (exit status 0).
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: None)
-    try:
-        asyncio.run(serve_app(create_app(engine), sock))
-    finally:
-        sock.close()
+    asyncio.run(serve_app(create_app(engine), sock))
+
+
+def _serve_trio(engine: Engine, sock: socket.socket) -> None:
+    import trio
+
+    from .trio import create_app, serve_app
+
+    async def until_signalled() -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                return
+
+    async def main() -> None:
+        await serve_app(create_app(engine), sock, shutdown_trigger=until_signalled)
+
+    trio.run(main)

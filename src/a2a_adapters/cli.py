@@ -35,6 +35,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--store", choices=["memory"], default="memory", help="task store")
     run.add_argument(
+        "--loop",
+        choices=["asyncio", "trio"],
+        default="asyncio",
+        help="the event loop: asyncio (Quart on uvicorn) or trio (QuartTrio on hypercorn)",
+    )
+    run.add_argument(
         "--auth-token",
         action="append",
         default=[],
@@ -152,6 +158,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         push=not args.no_push,
         push_allow_hosts=args.push_allow_host,
         max_body_bytes=args.max_body_bytes,
+        loop=args.loop,
     )
 
 

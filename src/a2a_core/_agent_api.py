@@ -43,6 +43,7 @@ __all__ = [
     "ArtifactChunk",
     "InputError",
     "MissingInput",
+    "RunAbandoned",
     "Status",
     "Update",
     "agent_message",
@@ -93,6 +94,12 @@ class InputError(Exception):
 
 #: The name the seed used; raising either has the same effect.
 MissingInput = InputError
+
+
+class RunAbandoned(Exception):
+    """Not raised by agents: the adapter reports with it a run it had to stop on its own
+    account (the server shutting down), so that the task is failed with a record of why
+    rather than left working with no agent behind it."""
 
 
 @attrs.frozen
@@ -193,6 +200,8 @@ def exception_status(error: BaseException) -> Status:
         return input_required(str(error) or "More input is required.")
     if isinstance(error, InvalidAgentResponseError):
         return failed(error.message)
+    if isinstance(error, RunAbandoned):
+        return failed("The server stopped before the agent finished; send a new message to retry.")
     # The exception's text may hold internals (paths, queries, secrets): the client gets its
     # type only; the adapter logs the traceback.
     return failed(f"The agent failed ({type(error).__name__}).")

@@ -742,6 +742,10 @@ class Reducer:
                     state = transition(task.status.state, Event.AGENT_COMPLETED)
                     task = _set_status(task, state, message, ctx)
                     replied = True
+                    # The reply itself is logged before the completion it causes, so that a
+                    # stream (from the log alone) can tell a reply from a completion with text.
+                    assert task.status.message is not None
+                    events.append(task.status.message)
                     events.append(_status_event(task))
         if finished and task.status.state in (TaskState.SUBMITTED, TaskState.WORKING):
             task = _set_status(task, TaskState.COMPLETED, None, ctx)

@@ -17,7 +17,8 @@ Two kinds of stream end differently (spec §3.1.2, §3.6):
 
 A streamed send starts with the task snapshot, except when the agent answers with a direct
 message: then the stream is that one message. Since that is only known from the agent's first
-output, the snapshot is held back until then.
+output, the snapshot is held back until then; the reducer logs a direct reply as a ``message``
+event before the completion it causes, so the log alone tells a reply from a completion.
 """
 
 import enum
@@ -102,31 +103,19 @@ def open_cursor(stream: OpenStream) -> Advance:
     return Advance(attrs.evolve(cursor, done=_ends(stream.mode, stream.state)), (frame,))
 
 
-def advance(cursor: StreamCursor, batch: Sequence[LoggedEvent], *, replied: bool) -> Advance:
-    """Feed logged events (in order; duplicates allowed) to ``cursor``.
-
-    ``replied`` says the batch is the agent's direct message reply (``TaskRecord.replied``);
-    it only matters to a streamed send that has not sent anything yet.
-    """
+def advance(cursor: StreamCursor, batch: Sequence[LoggedEvent]) -> Advance:
+    """Feed logged events (in order; duplicates allowed) to ``cursor``."""
     fresh = [e for e in batch if e.seq > cursor.last_seq]
     if cursor.done or not fresh:
         return Advance(cursor, ())
     frames: list[LoggedEvent] = []
     if cursor.held is not None:
-        first = fresh[0].event
-        if (
-            replied
-            and len(fresh) == 1
-            and fresh[0].seq == cursor.last_seq + 1
-            and isinstance(first, TaskStatusUpdateEvent)
-            and isinstance(first.status.message, Message)
-        ):
-            # The agent answered with a message: the whole stream is that message.
-            reply = LoggedEvent(fresh[0].seq, first.status.message)
-            done = attrs.evolve(
-                cursor, last_seq=fresh[0].seq, state=first.status.state, held=None, done=True
-            )
-            return Advance(done, (reply,))
+        first = fresh[0]
+        if first.seq == cursor.last_seq + 1 and isinstance(first.event, Message):
+            # The agent answered with a message (logged before the completion it causes):
+            # the whole stream is that message.
+            done = attrs.evolve(cursor, last_seq=first.seq, held=None, done=True)
+            return Advance(done, (first,))
         frames.append(LoggedEvent(cursor.last_seq, cursor.held))
         cursor = attrs.evolve(cursor, held=None)
     for logged in fresh:

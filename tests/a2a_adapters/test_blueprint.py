@@ -7,10 +7,13 @@ import httpx
 import pytest
 from a2a.types import a2a_pb2 as pb
 from quart import Quart
+from quart_trio import QuartTrio
 
 from a2a_adapters import build_engine
-from a2a_adapters.quart import a2a_blueprint
+from a2a_adapters import quart as asyncio_adapter
+from a2a_adapters import trio as trio_adapter
 from examples import echo, multi_turn
+from tests import servers
 from tests.a2a_adapters.support import (
     COMPLETED,
     INPUT_REQUIRED,
@@ -39,9 +42,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+#: Every test here runs against the asyncio and the trio adapter.
+pytestmark = pytest.mark.usefixtures("adapter")
+
+
 def user_app() -> Quart:
     """The user's application: its own routes, and two agents mounted below ``/agents``."""
-    app = Quart("users_app")
+    on_trio = servers.ADAPTER == "trio"
+    app = QuartTrio("users_app") if on_trio else Quart("users_app")
+    adapter = trio_adapter if on_trio else asyncio_adapter
+    a2a_blueprint, run_engine = adapter.a2a_blueprint, adapter.run_engine
     echo_engine = build_engine(echo.agent, card=echo.card, max_body_bytes=1024)
     greeter_engine = build_engine(multi_turn.agent, card=multi_turn.card)
     app.register_blueprint(a2a_blueprint(echo_engine), url_prefix=ECHO)
@@ -51,16 +61,9 @@ def user_app() -> Quart:
     async def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    # The application runs the engines' lifecycles, as a2a_blueprint's docstring asks.
-    @app.before_serving
-    async def start_agents() -> None:
-        await echo_engine.start()
-        await greeter_engine.start()
-
-    @app.after_serving
-    async def stop_agents() -> None:
-        await echo_engine.aclose()
-        await greeter_engine.aclose()
+    # The application runs the engines while it serves, as a2a_blueprint's docstring asks.
+    run_engine(app, echo_engine)
+    run_engine(app, greeter_engine)
 
     return app
 

@@ -21,6 +21,7 @@ from tests.a2a_adapters.support import (
     COMPLETED,
     card_of,
     jsonrpc_url,
+    new_id,
     post_raw,
     send_task,
     state_of,
@@ -299,3 +300,15 @@ def test_the_body_limit_is_a_command_line_option() -> None:
         server.process.wait(STOP_TIMEOUT)
     assert status_text(small) == "Echo: fits"
     assert big.status_code == 413
+
+
+def test_serve_on_trio() -> None:
+    args = ["examples.tck_agent:agent", "--card", "examples.tck_agent:card", "--port", "0"]
+    with serving([*args, "--loop", "trio"]) as server:
+        url = server.wait_for_url()
+        card = card_of(url)
+        task = send_task(url, "hi", message_id=f"tck-complete-task-{new_id()}")
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(STOP_TIMEOUT) == 0
+    assert card["capabilities"]["streaming"] is True
+    assert status_text(task) == "Hello from TCK"

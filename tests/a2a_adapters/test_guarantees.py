@@ -31,6 +31,9 @@ from tests.a2a_adapters.support import (
 )
 from tests.servers import running_server
 
+#: Every test here runs against the asyncio and the trio adapter.
+pytestmark = pytest.mark.usefixtures("adapter")
+
 TOKENS = {"alice-token": "alice", "bob-token": "bob"}
 
 

@@ -69,6 +69,9 @@ from tests.a2a_adapters.support import (
 )
 from tests.servers import running_server
 
+#: Every test here runs against the asyncio and the trio adapter.
+pytestmark = pytest.mark.usefixtures("adapter")
+
 # --- agents -------------------------------------------------------------------------------------
 
 #: Task ids whose agent run has started, and whose canceled run still produced output.

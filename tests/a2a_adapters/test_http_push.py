@@ -31,6 +31,9 @@ from tests.a2a_adapters.support import (
 from tests.a2a_adapters.webhooks import Delivery, Receiver, receiving
 from tests.servers import running_server
 
+#: Every test here runs against the asyncio and the trio adapter.
+pytestmark = pytest.mark.usefixtures("adapter")
+
 CREATE = "CreateTaskPushNotificationConfig"
 GET = "GetTaskPushNotificationConfig"
 LIST = "ListTaskPushNotificationConfigs"

@@ -28,7 +28,8 @@ from tests.a2a_adapters.support import (
 )
 from tests.servers import running_server
 
-pytestmark = pytest.mark.anyio
+#: Every test here runs against the asyncio and the trio adapter.
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("adapter")]
 
 
 @pytest.fixture

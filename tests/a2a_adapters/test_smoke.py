@@ -1,7 +1,11 @@
 import httpx
+import pytest
 
 from examples import echo
 from tests.servers import running_server
+
+#: Every test here runs against the asyncio and the trio adapter.
+pytestmark = pytest.mark.usefixtures("adapter")
 
 
 def test_echo_over_http() -> None:

@@ -64,31 +64,43 @@ def test_a_subscription_starts_with_the_snapshot() -> None:
 def test_a_send_stream_holds_its_snapshot_until_the_agent_speaks() -> None:
     step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
     assert step.frames == ()
-    step = advance(step.cursor, [E(2, status(TaskState.WORKING))], replied=False)
+    step = advance(step.cursor, [E(2, status(TaskState.WORKING))])
     assert step.frames == (E(1, task()), E(2, status(TaskState.WORKING)))
 
 
 def test_a_direct_reply_makes_the_whole_stream_one_message() -> None:
     step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
-    reply = status(TaskState.COMPLETED, "hi")
-    step = advance(step.cursor, [E(2, reply)], replied=True)
-    assert step.frames == (E(2, reply.status.message),)  # type: ignore[arg-type]
+    done = status(TaskState.COMPLETED, "hi")
+    assert done.status.message is not None
+    # The reducer logs a direct reply as the message, then the completion it causes.
+    step = advance(step.cursor, [E(2, done.status.message), E(3, done)])
+    assert step.frames == (E(2, done.status.message),)
+    assert step.cursor.done
+
+
+def test_a_reply_after_progress_is_an_ordinary_event() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    done = status(TaskState.COMPLETED, "hi")
+    assert done.status.message is not None
+    batch = [E(2, status(TaskState.WORKING)), E(3, done.status.message), E(4, done)]
+    step = advance(step.cursor, batch)
+    assert seqs(step.frames) == [1, 2, 3, 4]
     assert step.cursor.done
 
 
 def test_a_completion_with_text_is_not_mistaken_for_a_reply() -> None:
     step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
     done = status(TaskState.COMPLETED, "hi")
-    step = advance(step.cursor, [E(2, done)], replied=False)
+    step = advance(step.cursor, [E(2, done)])
     assert seqs(step.frames) == [1, 2]
     assert isinstance(step.frames[0].event, Task)
 
 
 def test_duplicates_are_skipped_and_gaps_reported() -> None:
     step = open_cursor(OpenStream("t", StreamMode.SUBSCRIBE, 1, task(), TaskState.SUBMITTED))
-    step = advance(step.cursor, [E(1, task()), E(2, chunk("a"))], replied=False)
+    step = advance(step.cursor, [E(1, task()), E(2, chunk("a"))])
     assert seqs(step.frames) == [2]
-    step = advance(step.cursor, [E(2, chunk("a")), E(4, chunk("c"))], replied=False)
+    step = advance(step.cursor, [E(2, chunk("a")), E(4, chunk("c"))])
     assert step.frames == ()
     assert step.gap
     assert step.cursor.last_seq == 2
@@ -96,7 +108,7 @@ def test_duplicates_are_skipped_and_gaps_reported() -> None:
 
 def test_send_streams_end_when_the_task_needs_input() -> None:
     step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
-    step = advance(step.cursor, [E(2, status(TaskState.INPUT_REQUIRED, "?"))], replied=False)
+    step = advance(step.cursor, [E(2, status(TaskState.INPUT_REQUIRED, "?"))])
     assert step.cursor.done
 
 
@@ -105,13 +117,13 @@ def test_subscriptions_stay_open_across_interruptions_and_end_when_terminal() ->
         OpenStream("t", StreamMode.SUBSCRIBE, 3, task(TaskState.INPUT_REQUIRED), None)
     )
     batch = [E(4, status(TaskState.WORKING)), E(5, status(TaskState.AUTH_REQUIRED))]
-    step = advance(step.cursor, batch, replied=False)
+    step = advance(step.cursor, batch)
     assert not step.cursor.done
     batch = [E(6, status(TaskState.CANCELED)), E(7, chunk("after the end"))]
-    step = advance(step.cursor, batch, replied=False)
+    step = advance(step.cursor, batch)
     assert step.cursor.done
     assert seqs(step.frames) == [6]
-    assert advance(step.cursor, [E(8, chunk("x"))], replied=False).frames == ()
+    assert advance(step.cursor, [E(8, chunk("x"))]).frames == ()
 
 
 def test_a_resumed_stream_reads_the_log_first() -> None:
@@ -119,7 +131,7 @@ def test_a_resumed_stream_reads_the_log_first() -> None:
     assert step.gap
     assert step.frames == ()
     batch = [E(3, chunk("b")), E(4, status(TaskState.COMPLETED))]
-    step = advance(step.cursor, batch, replied=False)
+    step = advance(step.cursor, batch)
     assert seqs(step.frames) == [3, 4]
     assert step.cursor.done
 
@@ -195,7 +207,7 @@ def test_every_subscriber_sees_the_log_from_its_start_exactly_once(
                 dropped = True
             if data.draw(st.booleans(), label="duplicate") and cursor.last_seq:
                 batch = [log[cursor.last_seq - 1], *batch]
-        step = advance(cursor, batch, replied=False)
+        step = advance(cursor, batch)
         delivered.extend(step.frames)
         cursor = step.cursor
         pending = step.gap or dropped or (page_full and not cursor.done)
@@ -268,7 +280,7 @@ def test_subscribers_of_a_real_task_see_its_log_from_where_they_joined(
                 if data.draw(st.integers(0, 5), label="overflow") == 0:
                     sub.behind = True  # a full mailbox drops the batch and reads the log
                     continue
-                step = advance(sub.cursor, publish.events, replied=publish.record.replied)
+                step = advance(sub.cursor, publish.events)
                 sub.frames.extend(step.frames)
                 sub.cursor, sub.behind = step.cursor, sub.behind or step.gap
 
@@ -277,7 +289,7 @@ def test_subscribers_of_a_real_task_see_its_log_from_where_they_joined(
             if not sub.behind or sub.cursor.done:
                 return
             log = harness.store.logs[task_id][sub.cursor.last_seq : sub.cursor.last_seq + 3]
-            step = advance(sub.cursor, log, replied=False)
+            step = advance(sub.cursor, log)
             sub.frames.extend(step.frames)
             sub.cursor = step.cursor
             sub.behind = step.gap or len(log) == 3

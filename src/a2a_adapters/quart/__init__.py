@@ -1,7 +1,9 @@
-"""The asyncio adapter: the core run by an asyncio engine, served through Quart."""
+"""The asyncio adapter: the engine served by Quart on uvicorn."""
 
-from ._app import a2a_blueprint, create_app
-from ._engine import Engine
-from ._server import bind_socket, serve_app
+from a2a_adapters._engine import Engine
+from a2a_adapters._sockets import bind_socket
 
-__all__ = ["Engine", "a2a_blueprint", "bind_socket", "create_app", "serve_app"]
+from ._app import a2a_blueprint, create_app, run_engine
+from ._server import serve_app
+
+__all__ = ["Engine", "a2a_blueprint", "bind_socket", "create_app", "run_engine", "serve_app"]

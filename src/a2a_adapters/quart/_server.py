@@ -17,21 +17,9 @@ from typing import Any
 import uvicorn
 from quart import Quart
 
-__all__ = ["bind_socket", "serve_app"]
+from a2a_adapters._engine import begin_shutdown
 
-
-def bind_socket(host: str, port: int, *, backlog: int = 1024) -> socket.socket:
-    """A bound, listening TCP socket (port 0 picks a free port: read it back from the socket).
-
-    It listens at once, so a client may connect as soon as this returns; connections queue
-    until the server starts accepting them.
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(backlog)
-    return sock
+__all__ = ["serve_app"]
 
 
 async def serve_app(
@@ -52,11 +40,13 @@ async def serve_app(
         access_log=False,
         timeout_graceful_shutdown=max(1, round(graceful_timeout)),
     )
-    server = uvicorn.Server(config)
+    loop = asyncio.get_running_loop()
+    server = _Server(config, on_exit=lambda: loop.call_soon_threadsafe(begin_shutdown, app))
 
     async def stop_when_triggered() -> None:
         if shutdown_trigger is not None:
             await shutdown_trigger()
+            begin_shutdown(app)
             server.should_exit = True
 
     watcher = asyncio.create_task(stop_when_triggered())
@@ -64,3 +54,15 @@ async def serve_app(
         await server.serve(sockets=[sock])
     finally:
         watcher.cancel()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, which also tells the engines as soon as a signal starts its shutdown."""
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], object]) -> None:
+        super().__init__(config)
+        self._on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        super().handle_exit(sig, frame)
+        self._on_exit()

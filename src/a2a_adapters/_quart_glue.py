@@ -1,0 +1,53 @@
+"""The Quart glue both adapters share (Quart on asyncio, QuartTrio on trio): request in,
+engine answer out, nothing else."""
+
+from quart import Blueprint, Response, request
+from werkzeug.datastructures import Headers
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from a2a_adapters._engine import Engine
+from a2a_adapters._streaming import HttpStream
+from a2a_core import HttpRequest, HttpResponse
+
+__all__ = ["a2a_blueprint"]
+
+_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+
+def a2a_blueprint(engine: Engine, *, name: str = "a2a") -> Blueprint:
+    """A blueprint serving A2A; register it with ``url_prefix`` to mount it anywhere.
+
+    The application must run the engine while it serves (``run_engine`` of its adapter).
+    """
+    blueprint = Blueprint(name, __name__)
+
+    # strict_slashes off: a client may POST to the mount point with or without its final "/".
+    @blueprint.route("/", defaults={"subpath": ""}, methods=_METHODS, strict_slashes=False)
+    @blueprint.route("/<path:subpath>", methods=_METHODS)
+    async def a2a(subpath: str) -> Response:
+        path = "/" + subpath
+        base_url = request.base_url[: len(request.base_url) - len(path)]
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        try:
+            body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
+        except RequestEntityTooLarge:
+            return _to_quart(engine.core.too_large())
+        query = request.query_string.decode("latin-1")
+        core_request = HttpRequest(request.method, path, headers, body, query)
+        return _to_quart(await engine.handle(core_request, base_url))
+
+    return blueprint
+
+
+def _to_quart(response: HttpResponse | HttpStream) -> Response:
+    headers = Headers(list(response.headers))
+    if isinstance(response, HttpStream):
+        streamed = Response(response.body, status=response.status, headers=headers)
+        streamed.timeout = None  # a stream lasts as long as its task, not Quart's 60 s default
+        return streamed
+    declared = headers.get("content-length")  # read first: Response() rewrites it
+    quart_response = Response(response.body, status=response.status, headers=headers)
+    if declared is not None:
+        # A HEAD answer declares the length GET would send; Quart would count the empty body.
+        quart_response.headers["content-length"] = declared
+    return quart_response

@@ -1,0 +1,36 @@
+"""The QuartTrio application on trio: HTTP requests in, the engine's answers out.
+
+:func:`a2a_blueprint` mounts A2A into any QuartTrio application at any path; :func:`create_app`
+is a ready application with just that blueprint, which also runs the engine in the application's
+nursery for as long as it serves.
+"""
+
+from quart_trio import QuartTrio
+
+from a2a_adapters._engine import ENGINES, Engine
+from a2a_adapters._quart_glue import a2a_blueprint
+
+__all__ = ["a2a_blueprint", "create_app", "run_engine"]
+
+
+def run_engine(app: QuartTrio, engine: Engine) -> None:
+    """Run ``engine`` in ``app``'s nursery while it serves; close it when serving stops."""
+    app.extensions.setdefault(ENGINES, []).append(engine)
+
+    @app.before_serving
+    async def start_engine() -> None:
+        await app.nursery.start(engine.run)
+
+    @app.after_serving
+    async def stop_engine() -> None:
+        await engine.aclose()
+
+
+def create_app(engine: Engine) -> QuartTrio:
+    """A QuartTrio application serving A2A at its root."""
+    app = QuartTrio("a2a_adapters")
+    # Quart stops buffering a body past this size, so a huge body is never read into memory.
+    app.config["MAX_CONTENT_LENGTH"] = engine.core.config.max_body_bytes
+    app.register_blueprint(a2a_blueprint(engine))
+    run_engine(app, engine)
+    return app
