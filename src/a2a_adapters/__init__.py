@@ -1,11 +1,13 @@
-"""a2a_adapters: run the sans-IO A2A core for real, on asyncio (Quart) and trio.
+"""a2a_adapters: run the sans-IO A2A core for real, on asyncio (Quart) and trio (QuartTrio).
 
-``serve(agent)`` is all most users need; the ``quart`` package mounts A2A into an existing Quart
-application, and ``stores`` holds the task stores.
+``serve(agent)`` is all most users need; ``build_engine`` makes the :class:`Engine` the ``quart``
+and ``trio`` packages serve (or mount into an existing application), and ``stores`` holds the
+task stores.
 """
 
 from ._agents import AgentRegistry, load_object
 from ._auth import ANONYMOUS, ApiKeys, Authenticator, BearerTokens
+from ._engine import Engine
 from ._push import PushSender, Resolver, resolve_host
 from ._serve import build_engine, default_card, serve
 from ._streaming import HttpStream
@@ -17,6 +19,7 @@ __all__ = [
     "ApiKeys",
     "Authenticator",
     "BearerTokens",
+    "Engine",
     "HttpStream",
     "MemoryStore",
     "PushSender",
