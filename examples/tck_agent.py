@@ -32,6 +32,8 @@ card = AgentCard(
     name="a2a-sansio TCK agent",
     description="Behaves as the A2A conformance kit asks, by messageId prefix.",
     version="1.0.0",
+    # It looks only at message ids, so any content is acceptable to it.
+    default_input_modes=("*/*",),
     skills=(
         AgentSkill(
             id="tck",

@@ -16,6 +16,7 @@ from a2a_core import (
     AgentSkill,
     Core,
     CoreConfig,
+    ErrorMapping,
     SecurityRequirement,
 )
 
@@ -92,6 +93,9 @@ def build_engine(
     push: bool | PushSender = False,
     push_allow_hosts: Sequence[str] = (),
     keepalive_seconds: float = 15.0,
+    rest: bool = True,
+    error_mapping: ErrorMapping | str = ErrorMapping.V1_0_1,
+    idempotent_sends: bool = True,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -99,7 +103,9 @@ def build_engine(
     same anonymous principal); ``task_ttl`` (seconds or a timedelta) makes terminal tasks expire;
     ``streaming`` and ``push`` switch those capabilities on (``push`` may be a configured
     :class:`PushSender`), and ``push_allow_hosts`` exempts hosts from the push SSRF guard;
-    idle streams get a keep-alive comment every ``keepalive_seconds``.
+    idle streams get a keep-alive comment every ``keepalive_seconds``; ``rest`` serves the
+    HTTP+JSON binding beside JSON-RPC; ``error_mapping`` picks the spec's error-to-HTTP-status
+    table ("1.0.1", current, or "1.0.0", which the v1.0 conformance kit asserts).
     """
     if extended_card is not None and not auth:
         raise ValueError("an extended card is served to authenticated callers only: set auth")
@@ -112,6 +118,9 @@ def build_engine(
         max_body_bytes=max_body_bytes,
         card_modified=datetime.now(UTC).replace(microsecond=0),
         streaming=streaming,
+        rest=rest,
+        error_mapping=ErrorMapping(error_mapping),
+        idempotent_sends=idempotent_sends,
         push_notifications=push is not False,
         push_allow_hosts=frozenset(h.lower() for h in push_allow_hosts),
         task_ttl=ttl,
@@ -144,6 +153,8 @@ def serve(
     push_allow_hosts: Sequence[str] = (),
     max_body_bytes: int = 8 * 1024 * 1024,
     loop: Literal["asyncio", "trio"] = "asyncio",
+    error_mapping: ErrorMapping | str = ErrorMapping.V1_0_1,
+    idempotent_sends: bool = True,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
@@ -163,6 +174,8 @@ def serve(
         push=push,
         push_allow_hosts=push_allow_hosts,
         max_body_bytes=max_body_bytes,
+        error_mapping=error_mapping,
+        idempotent_sends=idempotent_sends,
     )
     sock = bind_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]

@@ -79,6 +79,19 @@ def _parser() -> argparse.ArgumentParser:
         help="refuse request bodies larger than N bytes, unread (default: 8 MiB)",
     )
     run.add_argument(
+        "--error-mapping",
+        choices=["1.0.1", "1.0.0"],
+        default="1.0.1",
+        help="the spec's error-to-HTTP-status table for the REST binding (1.0.0: as the v1.0 "
+        "conformance kit expects)",
+    )
+    run.add_argument(
+        "--no-idempotency",
+        action="store_true",
+        help="do not deduplicate sends by message id: every send is a new message (the "
+        "conformance kit re-sends identical messages and expects new tasks)",
+    )
+    run.add_argument(
         "--task-ttl",
         type=float,
         metavar="SECONDS",
@@ -159,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         push_allow_hosts=args.push_allow_host,
         max_body_bytes=args.max_body_bytes,
         loop=args.loop,
+        error_mapping=args.error_mapping,
+        idempotent_sends=not args.no_idempotency,
     )
 
 

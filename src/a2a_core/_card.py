@@ -73,11 +73,20 @@ class CardRenderer:
         if card.supported_interfaces:
             return card  # the user pinned the interfaces explicitly
         root = (self._config.public_url or base_url).rstrip("/")
-        url = root + self._config.rpc_path
-        interface = AgentInterface(
-            url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION
-        )
-        return attrs.evolve(card, supported_interfaces=(interface,))
+        interfaces = [
+            AgentInterface(
+                url=root + self._config.rpc_path,
+                protocol_binding="JSONRPC",
+                protocol_version=PROTOCOL_VERSION,
+            )
+        ]
+        if self._config.rest:
+            interfaces.append(
+                AgentInterface(
+                    url=root, protocol_binding="HTTP+JSON", protocol_version=PROTOCOL_VERSION
+                )
+            )
+        return attrs.evolve(card, supported_interfaces=tuple(interfaces))
 
     def render(self, base_url: str) -> RenderedCard:
         """The card's bytes and ETag for ``base_url``."""

@@ -35,6 +35,8 @@ class CoreConfig:
     card: AgentCard
     #: Where the JSON-RPC endpoint lives, relative to the server's root.
     rpc_path: str = "/"
+    #: Serve the HTTP+JSON (REST) binding too, at the server's root (``/message:send``, …).
+    rest: bool = True
     #: The externally visible base URL; ``None`` derives it from each request's Host.
     public_url: str | None = None
     streaming: bool = False
@@ -57,5 +59,9 @@ class CoreConfig:
     default_skill: str = ""
     #: Hosts push notifications may reach although the SSRF guard would refuse them.
     push_allow_hosts: frozenset[str] = frozenset()
+    #: Re-sending a message (same id, same owner) returns the task it made, and reusing an id
+    #: for another message is refused (-32602). When false every send is new and ids are not
+    #: indexed (the conformance kit re-sends identical messages and expects new tasks).
+    idempotent_sends: bool = True
     #: How many push configs one task may hold.
     max_push_configs: int = attrs.field(default=16, validator=_positive)

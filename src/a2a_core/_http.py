@@ -9,6 +9,7 @@ Checks run in the order that makes each error precise: body size (before any par
 type, JSON, envelope, protocol version, method, and only then the parameters.
 """
 
+import enum
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qs
@@ -24,6 +25,7 @@ from ._errors import (
     FieldViolation,
     InvalidParamsError,
     MethodNotFoundError,
+    ParseError,
     PayloadTooLargeError,
     VersionNotSupportedError,
 )
@@ -41,9 +43,10 @@ from ._requests import (
     SendMessageRequest,
     SubscribeToTaskRequest,
 )
+from ._rest import match_rest, rest_error_body, rest_params, status_of
 from ._sse import SSE_HEADERS, sse_event
 from ._storage import LoggedEvent
-from ._wire import ascii_int
+from ._wire import ascii_int, dumps, loads
 from ._wire_v1 import V1Codec
 
 __all__ = ["CARD_PATHS", "Dispatch", "HttpFront", "HttpRequest", "HttpResponse"]
@@ -111,12 +114,25 @@ class HttpResponse:
     body: bytes = b""
 
 
+class Binding(enum.Enum):
+    """How a request reached us, and so how its reply is written."""
+
+    JSONRPC = "JSONRPC"
+    REST = "HTTP+JSON"
+
+
 @attrs.frozen
 class Dispatch:
     """A call to run through the store and the reducer; render its reply with ``Core.render``."""
 
     call: Call
-    rpc_id: RpcId
+    rpc_id: RpcId = None
+    binding: Binding = Binding.JSONRPC
+
+
+class _RestFailure(Exception):
+    def __init__(self, error: A2AError) -> None:
+        self.error = error
 
 
 def _json_response(body: bytes, status: int = 200) -> HttpResponse:
@@ -141,7 +157,7 @@ def _major_minor(version: str) -> tuple[int, int] | None:
 
 
 class HttpFront:
-    """Routes HTTP requests and renders replies, for the JSON-RPC binding and the card."""
+    """Routes HTTP requests and renders replies: the card, JSON-RPC and HTTP+JSON."""
 
     def __init__(self, config: CoreConfig, codec: V1Codec) -> None:
         self._config = config
@@ -155,38 +171,53 @@ class HttpFront:
             if request.method not in ("GET", "HEAD"):
                 return _not_allowed("GET, HEAD")
             return self._card(request, base_url)
-        if path == self._config.rpc_path:
-            if request.method != "POST":
-                return _not_allowed("POST")
+        dispatch: Dispatch
+        if path == self._config.rpc_path and request.method == "POST":
             try:
                 dispatch = self._rpc(request, caller)
             except RpcFailure as failure:
                 return self.render_error(failure.id, failure.error)
-            if (
-                dispatch.call.operation is Operation.GET_EXTENDED_CARD
-                and self._config.extended_card is not None
-                and caller.authenticated
-            ):
-                # Nothing to read or decide: the card is configuration.
-                card = self.cards.card(base_url, extended=True)
-                return _json_response(result_body(dispatch.rpc_id, self._codec.encode(card)))
-            return dispatch
-        return _json_response(
-            b'{"error":{"code":404,"status":"NOT_FOUND","message":"No A2A endpoint at this path"}}',
-            404,
-        )
+        else:
+            found = match_rest(request.method, path) if self._config.rest else None
+            if isinstance(found, frozenset):
+                return _not_allowed(", ".join(sorted(found)))
+            if found is None:
+                if path == self._config.rpc_path:
+                    return _not_allowed("POST")
+                return _json_response(
+                    b'{"error":{"code":404,"status":"NOT_FOUND",'
+                    b'"message":"No A2A endpoint at this path"}}',
+                    404,
+                )
+            try:
+                dispatch = self._rest(request, found, caller)
+            except _RestFailure as failure:
+                return self._rest_error(failure.error)
+        if (
+            dispatch.call.operation is Operation.GET_EXTENDED_CARD
+            and self._config.extended_card is not None
+            and caller.authenticated
+        ):
+            # Nothing to read or decide: the card is configuration.
+            return self.render(dispatch, Respond(self.cards.card(base_url, extended=True)))
+        return dispatch
 
     def is_public(self, request: HttpRequest) -> bool:
         """Whether ``request`` is served without authentication (only the public card is)."""
         return (request.path or "/") in CARD_PATHS and request.method in ("GET", "HEAD")
 
     def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
-        """The HTTP response for a call's final reply."""
+        """The HTTP response for a call's final reply, in the binding it came in."""
+        rest = dispatch.binding is Binding.REST
         match reply:
             case Fail(error=error):
-                return self.render_error(dispatch.rpc_id, error)
+                return (
+                    self._rest_error(error) if rest else self.render_error(dispatch.rpc_id, error)
+                )
             case Respond(value=value):
-                result = self._result(dispatch.call.operation, value)
+                result = self._result(dispatch.call.operation, value, rest=rest)
+                if rest:
+                    return _json_response(dumps(result))
                 return _json_response(result_body(dispatch.rpc_id, result))
 
     def stream_headers(self) -> tuple[tuple[str, str], ...]:
@@ -194,14 +225,20 @@ class HttpFront:
         return SSE_HEADERS
 
     def render_event(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
-        """One SSE frame: a JSON-RPC response (the request's id) holding a ``StreamResponse``."""
-        body = result_body(dispatch.rpc_id, self._codec.encode_event(frame.event))
-        return sse_event(body, event_id=frame.seq)
+        """One SSE frame holding a ``StreamResponse``: bare on REST, in a JSON-RPC response
+        (with the request's id) on JSON-RPC."""
+        event = self._codec.encode_event(frame.event)
+        if dispatch.binding is Binding.REST:
+            return sse_event(dumps(event), event_id=frame.seq)
+        return sse_event(result_body(dispatch.rpc_id, event), event_id=frame.seq)
 
     def render_stream_error(self, dispatch: Dispatch, error: A2AError) -> bytes:
         """The last frame of a stream that failed after it started."""
-        body = error_body(dispatch.rpc_id, error, self._codec.encode_error_details(error))
-        return sse_event(body, event="error")
+        details = self._codec.encode_error_details(error)
+        if dispatch.binding is Binding.REST:
+            status = status_of(error, self._config.error_mapping)
+            return sse_event(dumps(rest_error_body(error, status, details)), event="error")
+        return sse_event(error_body(dispatch.rpc_id, error, details), event="error")
 
     def render_error(self, rpc_id: RpcId, error: A2AError) -> HttpResponse:
         """A JSON-RPC error response (HTTP 200, as JSON-RPC over HTTP answers; 413 for size)."""
@@ -209,12 +246,31 @@ class HttpFront:
         status = 413 if isinstance(error, PayloadTooLargeError) else 200
         return _json_response(body, status)
 
-    def _result(self, operation: Operation, value: Any) -> Any:
+    def _result(self, operation: Operation, value: Any, *, rest: bool) -> Any:
         if operation is Operation.SEND_MESSAGE:
             # SendMessageResponse is a oneof: {"task": …} or {"message": …}.
             assert isinstance(value, Task | Message)
             return self._codec.encode_event(value)
+        if value is None:
+            # google.protobuf.Empty: {} on REST; JSON-RPC answers null, as the reference SDK.
+            return {} if rest else None
         return self._codec.encode(value)
+
+    def _rest_error(self, error: A2AError) -> HttpResponse:
+        """A ``google.rpc.Status`` error with the HTTP status of the configured mapping."""
+        if any(v.field.startswith("params.") for v in error.violations):
+            # REST has no "params": its fields are named from the root of the request.
+            error = type(error)(
+                error.message.replace("params.", ""),
+                metadata=error.metadata,
+                violations=tuple(
+                    FieldViolation(v.field.removeprefix("params."), v.description)
+                    for v in error.violations
+                ),
+            )
+        status = status_of(error, self._config.error_mapping)
+        details = self._codec.encode_error_details(error)
+        return _json_response(dumps(rest_error_body(error, status, details)), status)
 
     def _card(self, request: HttpRequest, base_url: str) -> HttpResponse:
         rendered = self.cards.render(base_url)
@@ -242,24 +298,14 @@ class HttpFront:
 
     def _rpc(self, request: HttpRequest, caller: Caller) -> Dispatch:
         body = request.body
-        limit = self._config.max_body_bytes
-        declared = ascii_int(request.headers.get("content-length", "").strip(), max_digits=30)
-        size = max(len(body), declared or 0)
-        if size > limit:
-            raise RpcFailure(
-                None,
-                PayloadTooLargeError(f"Request body too large: {size} bytes, the limit is {limit}"),
-            )
-        content_type = request.headers.get("content-type", "")
-        media_type = content_type.split(";", 1)[0].strip().lower()
-        if media_type and media_type not in _JSON_TYPES:
-            raise RpcFailure(
-                peek_id(body),
-                ContentTypeNotSupportedError(
-                    f"Incompatible content types: the request's Content-Type is {media_type!r}; "
-                    "JSON-RPC requests must be application/json"
-                ),
-            )
+        try:
+            self._check_size(request)
+        except PayloadTooLargeError as error:
+            raise RpcFailure(None, error) from None
+        try:
+            self._check_content_type(request, "JSON-RPC requests")
+        except ContentTypeNotSupportedError as error:
+            raise RpcFailure(peek_id(body), error) from None
         rpc = parse_request(body)
         version = requested_version(request)
         if _major_minor(version) != (1, 0):
@@ -280,6 +326,49 @@ class HttpFront:
         except A2AError as error:
             raise RpcFailure(rpc.id, error) from None
         return Dispatch(Call(operation, decoded, caller, last_event_id), rpc.id)
+
+    def _rest(self, request: HttpRequest, found: Any, caller: Caller) -> Dispatch:
+        """A REST request as a call: body, query and path merged, then decoded like params."""
+        route = found.route
+        try:
+            self._check_size(request)
+            body: Any = None
+            if route.body and request.body.strip():
+                self._check_content_type(request, "HTTP+JSON requests")
+                try:
+                    body = loads(request.body)
+                except ValueError as error:
+                    raise ParseError(f"Invalid JSON payload: {error}") from None
+                if not isinstance(body, dict):
+                    raise InvalidParamsError("Invalid parameters: the body must be a JSON object")
+            version = requested_version(request)
+            if _major_minor(version) != (1, 0):
+                raise self._version_error(version)
+            request_type = V1_METHODS[route.operation.value][1]
+            params = rest_params(found, request.query, body)
+            decoded = self._codec.decode(request_type, params, "")
+            last_event_id = _last_event_id(request) if route.operation in _STREAMING else None
+        except A2AError as error:
+            raise _RestFailure(error) from None
+        return Dispatch(Call(route.operation, decoded, caller, last_event_id), None, Binding.REST)
+
+    def _check_size(self, request: HttpRequest) -> None:
+        limit = self._config.max_body_bytes
+        declared = ascii_int(request.headers.get("content-length", "").strip(), max_digits=30)
+        size = max(len(request.body), declared or 0)
+        if size > limit:
+            raise PayloadTooLargeError(
+                f"Request body too large: {size} bytes, the limit is {limit}"
+            )
+
+    def _check_content_type(self, request: HttpRequest, what: str) -> None:
+        content_type = request.headers.get("content-type", "")
+        media_type = content_type.split(";", 1)[0].strip().lower()
+        if media_type and media_type not in _JSON_TYPES:
+            raise ContentTypeNotSupportedError(
+                f"Incompatible content types: the request's Content-Type is {media_type!r}; "
+                f"{what} must be application/json"
+            )
 
     def _version_error(self, version: str) -> VersionNotSupportedError:
         if not version:

@@ -303,14 +303,14 @@ class Reducer:
         history_length = config.history_length if config else None
         _check_history_length(history_length, "params.configuration.historyLength")
         owner = Owner(principal, request.tenant)
-        fingerprint = message_fingerprint(message)
+        fingerprint = message_fingerprint(message) if self.config.idempotent_sends else None
         immediately = config is not None and config.return_immediately
         push = config.task_push_notification_config if config else None
         if push is not None:
             self._check_push_config(push, "params.configuration.taskPushNotificationConfig")
 
         clear: tuple[Write, ...] = ()
-        holder = snapshot.by_message
+        holder = snapshot.by_message if fingerprint is not None else None
         if holder is not None and holder.owner == owner:
             if self._live(holder, ctx.now) is None:
                 # Expired but not yet swept: it still holds the message id, so remove it now.
@@ -396,7 +396,7 @@ class Reducer:
         owner: Owner,
         skill: str,
         message: Message,
-        fingerprint: str,
+        fingerprint: str | None,
         request: SendMessageRequest,
         push: TaskPushNotificationConfig | None,
         ctx: Context,
@@ -419,7 +419,7 @@ class Reducer:
             running=True,
             skill_id=skill,
             seq=1,
-            messages=((message.message_id, fingerprint),),
+            messages=_claim(message, fingerprint),
         )
         if push is not None:
             record = _with_push_config(record, push, ctx)
@@ -431,7 +431,7 @@ class Reducer:
         self,
         record: TaskRecord,
         message: Message,
-        fingerprint: str,
+        fingerprint: str | None,
         request: SendMessageRequest,
         push: TaskPushNotificationConfig | None,
         ctx: Context,
@@ -468,7 +468,7 @@ class Reducer:
             running=True,
             seq=record.seq + 1,
             replied=False,
-            messages=(*record.messages, (message.message_id, fingerprint)),
+            messages=(*record.messages, *_claim(message, fingerprint)),
         )
         if push is not None:
             updated = self._checked_config_count(_with_push_config(updated, push, ctx))
@@ -767,6 +767,11 @@ class Reducer:
 
 
 # --- helpers ----------------------------------------------------------------------------------
+
+
+def _claim(message: Message, fingerprint: str | None) -> tuple[tuple[str, str], ...]:
+    """The message id a task takes for idempotency (none when sends are not deduplicated)."""
+    return () if fingerprint is None else ((message.message_id, fingerprint),)
 
 
 def _push_not_supported() -> PushNotificationNotSupportedError:

@@ -322,7 +322,8 @@ def violations(exc: BaseException, path: str) -> list[FieldViolation]:
 def _sub_path(exc: BaseException, path: str) -> str:
     for note in getattr(exc, "__notes__", ()):
         if isinstance(note, AttributeValidationNote):
-            return f"{path}.{camel(note.name)}"
+            # The root of a REST body has no name: its fields are named by themselves.
+            return f"{path}.{camel(note.name)}" if path else camel(note.name)
         if isinstance(note, IterableValidationNote):
             return f"{path}[{note.index}]"
     return path

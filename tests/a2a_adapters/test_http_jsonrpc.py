@@ -184,7 +184,8 @@ def test_card_interface_is_the_servers_own_url() -> None:
         # The advertised endpoint really is the one that answers.
         answered = send_task(jsonrpc_url(card).removesuffix("/"), "via the card")
     assert card["supportedInterfaces"] == [
-        {"url": url + "/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        {"url": url + "/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
     ]
     assert state_of(answered) == COMPLETED
 
@@ -1034,7 +1035,8 @@ def test_request_ids_are_echoed() -> None:
 
 def test_unknown_path_and_wrong_http_method() -> None:
     with running_server(echo.agent) as url:
-        unknown = httpx.post(url + "/v1/message:send", json={}, headers=dict(A2A_HEADERS))
+        # (/v1/message:send would be tenant "v1" on the REST binding.)
+        unknown = httpx.post(url + "/a/b/message:send", json={}, headers=dict(A2A_HEADERS))
         unknown_get = httpx.get(url + "/nothing/here")
         get_root = httpx.get(url + "/")
         put_root = httpx.put(url + "/", json={})

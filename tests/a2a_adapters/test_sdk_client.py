@@ -65,10 +65,13 @@ async def test_card_as_the_sdk_parses_it(tck_url: str) -> None:
     async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as http:
         card = await A2ACardResolver(http, tck_url).get_agent_card()
     assert card.name == "a2a-sansio TCK agent"
-    [interface] = card.supported_interfaces
-    assert interface.url == tck_url + "/"
-    assert interface.protocol_binding == "JSONRPC"
-    assert interface.protocol_version == "1.0"
+    jsonrpc, rest = card.supported_interfaces
+    assert (jsonrpc.url, jsonrpc.protocol_binding, jsonrpc.protocol_version) == (
+        tck_url + "/",
+        "JSONRPC",
+        "1.0",
+    )
+    assert (rest.url, rest.protocol_binding, rest.protocol_version) == (tck_url, "HTTP+JSON", "1.0")
     assert [skill.id for skill in card.skills] == ["tck"]
     assert not card.capabilities.streaming
     assert not card.capabilities.push_notifications

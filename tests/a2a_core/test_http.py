@@ -124,6 +124,7 @@ def test_card_is_served_at_both_well_known_paths(path: str) -> None:
     assert card.name == CARD.name
     assert card.supported_interfaces == (
         AgentInterface(url="http://host/", protocol_binding="JSONRPC", protocol_version="1.0"),
+        AgentInterface(url="http://host", protocol_binding="HTTP+JSON", protocol_version="1.0"),
     )
 
 
@@ -190,7 +191,7 @@ def test_interface_url_is_base_url_plus_rpc_path() -> None:
     card = core.codec.decode(
         AgentCard, json.loads(answer(core, card_request(), "http://h:8080/").body), "card"
     )
-    assert [i.url for i in card.supported_interfaces] == ["http://h:8080/a2a/rpc"]
+    assert [i.url for i in card.supported_interfaces] == ["http://h:8080/a2a/rpc", "http://h:8080"]
 
 
 def test_etag_follows_the_base_url() -> None:
