@@ -5,7 +5,9 @@ The kit drives the agent through the ``messageId`` prefix of each message (its
 
     python -m a2a_adapters serve examples.tck_agent:agent --card examples.tck_agent:card
 
-It only uses the agent API and ``anyio.sleep``, so it runs unchanged on asyncio and trio.
+It also serves the 0.3.x kit, whose messages carry no such prefix: those are worked on for a
+second and answered with an artifact, as its reference agent does. It only uses the agent API
+and ``anyio.sleep``, so it runs unchanged on asyncio and trio.
 """
 
 from collections.abc import AsyncIterator
@@ -46,6 +48,9 @@ card = AgentCard(
 
 #: How long ``test-resubscribe-message-id`` stays working (twice the kit's streaming timeout).
 RESUBSCRIBE_SECONDS = 4.0
+#: How long any other message takes: the 0.3.x kit cancels, continues and reads tasks while
+#: they are still working (its reference agent takes about as long).
+DEFAULT_SECONDS = 1.0
 
 _FILE = Part(raw=b"tck", media_type="text/plain", filename="output.txt")
 _FILE_URL = Part(
@@ -112,4 +117,9 @@ async def agent(ctx: AgentContext) -> AsyncIterator[Update]:
             for update in updates:
                 yield update
             return
-    yield completed(f"Unhandled messageId prefix: {message_id}")
+    # Any other message (the 0.3.x kit's): work a while, then answer with an artifact.
+    yield working()
+    await anyio.sleep(DEFAULT_SECONDS)
+    answer = f"Received: {ctx.text}"
+    yield ArtifactChunk(text_artifact(answer, name="response"), last_chunk=True)
+    yield completed(answer)

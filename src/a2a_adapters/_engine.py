@@ -53,6 +53,7 @@ from a2a_core import (
     HttpRequest,
     HttpResponse,
     Input,
+    InputError,
     InternalError,
     LoggedEvent,
     LogQuery,
@@ -408,7 +409,7 @@ class Engine:
             if not inspect.isasyncgen(result):
                 return AgentDone(task_id, run, await result)
         except Exception as error:
-            log.exception("agent failed on task %s", task_id)
+            _log_failure(task_id, error)
             return AgentDone(task_id, run, error=error)
         updates: AsyncIterator[Any] = result
         try:
@@ -418,7 +419,7 @@ class Engine:
                 except StopAsyncIteration:
                     return AgentDone(task_id, run)
                 except Exception as error:
-                    log.exception("agent failed on task %s", task_id)
+                    _log_failure(task_id, error)
                     return AgentDone(task_id, run, error=error)
                 # Shielded: a stop must not fall between the commit and its effects; it takes
                 # effect at the agent's next await instead.
@@ -533,3 +534,9 @@ class _Mailbox:
                 self._behind = False
             return item
         return _Quiet()
+
+
+def _log_failure(task_id: str, error: Exception) -> None:
+    """Log an agent's exception, unless it is the documented way to ask for input."""
+    if not isinstance(error, InputError):
+        log.error("agent failed on task %s", task_id, exc_info=error)

@@ -96,6 +96,7 @@ def build_engine(
     rest: bool = True,
     error_mapping: ErrorMapping | str = ErrorMapping.V1_0_1,
     idempotent_sends: bool = True,
+    card_v03_fields: bool = True,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -121,6 +122,7 @@ def build_engine(
         rest=rest,
         error_mapping=ErrorMapping(error_mapping),
         idempotent_sends=idempotent_sends,
+        card_v03_fields=card_v03_fields,
         push_notifications=push is not False,
         push_allow_hosts=frozenset(h.lower() for h in push_allow_hosts),
         task_ttl=ttl,
@@ -155,6 +157,7 @@ def serve(
     loop: Literal["asyncio", "trio"] = "asyncio",
     error_mapping: ErrorMapping | str = ErrorMapping.V1_0_1,
     idempotent_sends: bool = True,
+    card_v03_fields: bool = True,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
@@ -176,6 +179,7 @@ def serve(
         max_body_bytes=max_body_bytes,
         error_mapping=error_mapping,
         idempotent_sends=idempotent_sends,
+        card_v03_fields=card_v03_fields,
     )
     sock = bind_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]

@@ -86,6 +86,12 @@ def _parser() -> argparse.ArgumentParser:
         "conformance kit expects)",
     )
     run.add_argument(
+        "--strict-v1-card",
+        action="store_true",
+        help="serve the card with v1.0 fields only (the v1.0 conformance kit checks the v1.0 "
+        "schema, which allows no v0.3 fields)",
+    )
+    run.add_argument(
         "--no-idempotency",
         action="store_true",
         help="do not deduplicate sends by message id: every send is a new message (the "
@@ -174,6 +180,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         loop=args.loop,
         error_mapping=args.error_mapping,
         idempotent_sends=not args.no_idempotency,
+        card_v03_fields=not args.strict_v1_card,
     )
 
 

@@ -84,7 +84,17 @@ from ._errors import (
     VersionNotSupportedError,
 )
 from ._http import Dispatch, HttpRequest, HttpResponse
-from ._inputs import AgentDone, AgentOutput, Call, Caller, Context, Input, Operation, Tick
+from ._inputs import (
+    AgentDone,
+    AgentOutput,
+    Call,
+    Caller,
+    Context,
+    Dialect,
+    Input,
+    Operation,
+    Tick,
+)
 from ._model import (
     Artifact,
     AuthenticationInfo,
@@ -174,6 +184,7 @@ __all__ = [
     "Delete",
     "DeleteTaskPushNotificationConfigRequest",
     "DeviceCodeOAuthFlow",
+    "Dialect",
     "Dispatch",
     "Effect",
     "ErrorCodes",

@@ -12,12 +12,14 @@ import hashlib
 from collections import OrderedDict
 from datetime import UTC
 from email.utils import format_datetime
+from typing import Any
 
 import attrs
 
 from ._card_model import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from ._config import CoreConfig
 from ._wire import dumps
+from ._wire_v03 import card_v03_fields, merge_missing
 from ._wire_v1 import V1Codec
 
 __all__ = ["CardRenderer", "RenderedCard", "complete_card"]
@@ -86,14 +88,38 @@ class CardRenderer:
                     url=root, protocol_binding="HTTP+JSON", protocol_version=PROTOCOL_VERSION
                 )
             )
+        if self._config.v03:
+            # The same endpoint speaks v0.3 too (told apart by method names).
+            interfaces.append(
+                AgentInterface(
+                    url=root + self._config.rpc_path,
+                    protocol_binding="JSONRPC",
+                    protocol_version="0.3",
+                )
+            )
         return attrs.evolve(card, supported_interfaces=tuple(interfaces))
+
+    def with_v03_fields(self, card: dict[str, Any]) -> dict[str, Any]:
+        """A card's JSON with the v0.3 fields added where v1.0 has no such key, so that
+        clients of either version read it (as the reference SDK serves it)."""
+        if not (self._config.v03 and self._config.card_v03_fields):
+            return card
+        jsonrpc = next(
+            (
+                i["url"]
+                for i in card.get("supportedInterfaces", [])
+                if i.get("protocolBinding") == "JSONRPC"
+            ),
+            "",
+        )
+        return merge_missing(card, card_v03_fields(card, jsonrpc))
 
     def render(self, base_url: str) -> RenderedCard:
         """The card's bytes and ETag for ``base_url``."""
         key = self._config.public_url or base_url
         rendered = self._cache.get(key)
         if rendered is None:
-            body = dumps(self._codec.encode(self.card(base_url)))
+            body = dumps(self.with_v03_fields(self._codec.encode(self.card(base_url))))
             rendered = RenderedCard(body, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
             self._cache[key] = rendered
             if len(self._cache) > _CACHE_SIZE:

@@ -37,6 +37,11 @@ class CoreConfig:
     rpc_path: str = "/"
     #: Serve the HTTP+JSON (REST) binding too, at the server's root (``/message:send``, …).
     rest: bool = True
+    #: Speak the v0.3 and v0.1 JSON-RPC dialects too, and describe the card in v0.3 terms too.
+    v03: bool = True
+    #: Add v0.3's fields to the card (``url``, ``protocolVersion``…) so v0.3 clients discover us.
+    #: The v1.0 card schema allows no extra fields; the v1.0 conformance kit checks it.
+    card_v03_fields: bool = True
     #: The externally visible base URL; ``None`` derives it from each request's Host.
     public_url: str | None = None
     streaming: bool = False

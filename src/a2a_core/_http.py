@@ -29,9 +29,9 @@ from ._errors import (
     PayloadTooLargeError,
     VersionNotSupportedError,
 )
-from ._inputs import Call, Caller, Operation
+from ._inputs import Call, Caller, Dialect, Operation
 from ._jsonrpc import RpcFailure, RpcId, error_body, parse_request, peek_id, result_body
-from ._model import Message, Task, TaskPushNotificationConfig
+from ._model import Message, Task, TaskPushNotificationConfig, TaskStatusUpdateEvent
 from ._requests import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -47,6 +47,19 @@ from ._rest import match_rest, rest_error_body, rest_params, status_of
 from ._sse import SSE_HEADERS, sse_event
 from ._storage import LoggedEvent
 from ._wire import ascii_int, dumps, loads
+from ._wire_v03 import (
+    event_out,
+    legacy_push_in,
+    legacy_send_in,
+    push_get_in,
+    push_id_in,
+    push_list_out,
+    push_out,
+    push_set_in,
+    send_in,
+    task_out,
+    value_out,
+)
 from ._wire_v1 import V1Codec
 
 __all__ = ["CARD_PATHS", "Dispatch", "HttpFront", "HttpRequest", "HttpResponse"]
@@ -90,6 +103,77 @@ def _lower_keys(headers: Mapping[str, str]) -> Mapping[str, str]:
     if all(name.islower() for name in headers):
         return headers
     return {name.lower(): value for name, value in headers.items()}
+
+
+def _same(params: Any) -> Any:
+    return params
+
+
+def _no_params(params: Any) -> Any:
+    return {}
+
+
+#: Methods of the older dialects: the operation, the v1.0 request type their params become,
+#: and the transform that reshapes the params into v1.0 JSON first (see ``_wire_v03``).
+#: ``tasks/get``, ``tasks/cancel`` and ``tasks/resubscribe`` are common to v0.3 and v0.1.
+V03_METHODS: Mapping[str, tuple[Operation, type[Any], Any]] = {
+    "message/send": (Operation.SEND_MESSAGE, SendMessageRequest, send_in),
+    "message/stream": (Operation.SEND_STREAMING_MESSAGE, SendMessageRequest, send_in),
+    "tasks/get": (Operation.GET_TASK, GetTaskRequest, _same),
+    "tasks/cancel": (Operation.CANCEL_TASK, CancelTaskRequest, _same),
+    "tasks/resubscribe": (Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest, _same),
+    "tasks/pushNotificationConfig/set": (
+        Operation.CREATE_PUSH_CONFIG,
+        TaskPushNotificationConfig,
+        push_set_in,
+    ),
+    "tasks/pushNotificationConfig/get": (
+        Operation.GET_PUSH_CONFIG,
+        GetTaskPushNotificationConfigRequest,
+        push_get_in,
+    ),
+    "tasks/pushNotificationConfig/list": (
+        Operation.LIST_PUSH_CONFIGS,
+        ListTaskPushNotificationConfigsRequest,
+        push_id_in,
+    ),
+    "tasks/pushNotificationConfig/delete": (
+        Operation.DELETE_PUSH_CONFIG,
+        DeleteTaskPushNotificationConfigRequest,
+        push_get_in,
+    ),
+    "agent/getAuthenticatedExtendedCard": (
+        Operation.GET_EXTENDED_CARD,
+        GetExtendedAgentCardRequest,
+        _no_params,
+    ),
+}
+LEGACY_METHODS: Mapping[str, tuple[Operation, type[Any], Any]] = {
+    "tasks/send": (Operation.SEND_MESSAGE, SendMessageRequest, legacy_send_in),
+    "tasks/sendSubscribe": (Operation.SEND_STREAMING_MESSAGE, SendMessageRequest, legacy_send_in),
+    "tasks/pushNotification/set": (
+        Operation.CREATE_PUSH_CONFIG,
+        TaskPushNotificationConfig,
+        legacy_push_in,
+    ),
+    "tasks/pushNotification/get": (
+        Operation.GET_PUSH_CONFIG,
+        GetTaskPushNotificationConfigRequest,
+        push_get_in,
+    ),
+}
+#: The v1.0 name of each old method, for the hint when a v1.0 client calls one.
+_V1_NAMES = {name: entry[0].value for name, entry in {**V03_METHODS, **LEGACY_METHODS}.items()}
+
+
+def _method(name: str) -> tuple[Dialect, Operation, type[Any], Any] | None:
+    if name in V1_METHODS:
+        operation, request_type = V1_METHODS[name]
+        return Dialect.V1_0, operation, request_type, _same
+    for dialect, table in ((Dialect.V0_3, V03_METHODS), (Dialect.LEGACY, LEGACY_METHODS)):
+        if name in table:
+            return (dialect, *table[name])
+    return None
 
 
 @attrs.frozen
@@ -211,11 +295,17 @@ class HttpFront:
         rest = dispatch.binding is Binding.REST
         match reply:
             case Fail(error=error):
-                return (
-                    self._rest_error(error) if rest else self.render_error(dispatch.rpc_id, error)
-                )
+                if rest:
+                    return self._rest_error(error)
+                call = dispatch.call
+                if call.dialect is not Dialect.V1_0 and call.operation in _STREAMING:
+                    # v0.3 servers answered a streaming call with a stream, errors included.
+                    details = self._codec.encode_error_details(error)
+                    frame = sse_event(error_body(dispatch.rpc_id, error, details))
+                    return HttpResponse(200, SSE_HEADERS, frame)
+                return self.render_error(dispatch.rpc_id, error)
             case Respond(value=value):
-                result = self._result(dispatch.call.operation, value, rest=rest)
+                result = self._result(dispatch.call, value, rest=rest)
                 if rest:
                     return _json_response(dumps(result))
                 return _json_response(result_body(dispatch.rpc_id, result))
@@ -226,11 +316,28 @@ class HttpFront:
 
     def render_event(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
         """One SSE frame holding a ``StreamResponse``: bare on REST, in a JSON-RPC response
-        (with the request's id) on JSON-RPC."""
+        (with the request's id) on JSON-RPC, as the old dialects' events for their calls
+        (empty when the dialect has no such event: v0.1 streams carry only updates)."""
         event = self._codec.encode_event(frame.event)
+        dialect = dispatch.call.dialect
+        if dialect is not Dialect.V1_0:
+            if dialect is Dialect.LEGACY and isinstance(frame.event, Task | Message):
+                return b""
+            event = event_out(event, final=self._final(dispatch, frame))
         if dispatch.binding is Binding.REST:
             return sse_event(dumps(event), event_id=frame.seq)
         return sse_event(result_body(dispatch.rpc_id, event), event_id=frame.seq)
+
+    @staticmethod
+    def _final(dispatch: Dispatch, frame: LoggedEvent) -> bool:
+        """v0.3's ``final``: this status update ends the stream (the cursor's rule)."""
+        event = frame.event
+        if not isinstance(event, TaskStatusUpdateEvent):
+            return False
+        state = event.status.state
+        if dispatch.call.operation is Operation.SUBSCRIBE_TO_TASK:
+            return state.terminal
+        return state.settled
 
     def render_stream_error(self, dispatch: Dispatch, error: A2AError) -> bytes:
         """The last frame of a stream that failed after it started."""
@@ -246,15 +353,29 @@ class HttpFront:
         status = 413 if isinstance(error, PayloadTooLargeError) else 200
         return _json_response(body, status)
 
-    def _result(self, operation: Operation, value: Any, *, rest: bool) -> Any:
-        if operation is Operation.SEND_MESSAGE:
-            # SendMessageResponse is a oneof: {"task": …} or {"message": …}.
-            assert isinstance(value, Task | Message)
-            return self._codec.encode_event(value)
+    def _result(self, call: Call, value: Any, *, rest: bool) -> Any:
+        operation = call.operation
         if value is None:
             # google.protobuf.Empty: {} on REST; JSON-RPC answers null, as the reference SDK.
             return {} if rest else None
-        return self._codec.encode(value)
+        if operation is Operation.SEND_MESSAGE:
+            # SendMessageResponse is a oneof: {"task": …} or {"message": …}.
+            assert isinstance(value, Task | Message)
+            encoded = self._codec.encode_event(value)
+            return encoded if call.dialect is Dialect.V1_0 else value_out(encoded)
+        encoded = self._codec.encode(value)
+        if call.dialect is Dialect.V1_0:
+            return encoded
+        match operation:
+            case Operation.GET_TASK | Operation.CANCEL_TASK:
+                return task_out(encoded)
+            case Operation.CREATE_PUSH_CONFIG | Operation.GET_PUSH_CONFIG:
+                return push_out(encoded)
+            case Operation.LIST_PUSH_CONFIGS:
+                return push_list_out(encoded)
+            case Operation.GET_EXTENDED_CARD:
+                return self.cards.with_v03_fields(encoded)
+        return encoded
 
     def _rest_error(self, error: A2AError) -> HttpResponse:
         """A ``google.rpc.Status`` error with the HTTP status of the configured mapping."""
@@ -308,24 +429,29 @@ class HttpFront:
             raise RpcFailure(peek_id(body), error) from None
         rpc = parse_request(body)
         version = requested_version(request)
-        if _major_minor(version) != (1, 0):
+        asked = _major_minor(version) if version else (0, 3)  # no header means 0.3 (§3.6.2)
+        if asked is None or asked not in ((1, 0), (0, 3), (0, 2), (0, 1)):
             raise RpcFailure(rpc.id, self._version_error(version))
-        entry = V1_METHODS.get(rpc.method)
-        if entry is None:
+        found = _method(rpc.method)
+        if found is None or (found[0] is not Dialect.V1_0 and asked == (1, 0)):
+            hint = f"; in A2A 1.0 it is {_V1_NAMES[rpc.method]!r}" if found else ""
             raise RpcFailure(
                 rpc.id,
                 MethodNotFoundError(
-                    f"Method not found: {rpc.method!r} is not an A2A v1.0 method",
+                    f"Method not found: {rpc.method!r} is not an A2A {version or '0.3'} "
+                    f"method{hint}",
                     metadata={"method": rpc.method},
                 ),
             )
-        operation, request_type = entry
+        dialect, operation, request_type, transform = found
+        if dialect is Dialect.V1_0 and asked != (1, 0):
+            raise RpcFailure(rpc.id, self._version_error(version))
         try:
-            decoded = self._codec.decode(request_type, rpc.params, "params")
+            decoded = self._codec.decode(request_type, transform(rpc.params), "params")
             last_event_id = _last_event_id(request) if operation in _STREAMING else None
         except A2AError as error:
             raise RpcFailure(rpc.id, error) from None
-        return Dispatch(Call(operation, decoded, caller, last_event_id), rpc.id)
+        return Dispatch(Call(operation, decoded, caller, last_event_id, dialect), rpc.id)
 
     def _rest(self, request: HttpRequest, found: Any, caller: Caller) -> Dispatch:
         """A REST request as a call: body, query and path merged, then decoded like params."""

@@ -14,7 +14,17 @@ import attrs
 
 from ._requests import Request
 
-__all__ = ["AgentDone", "AgentOutput", "Call", "Caller", "Context", "Input", "Operation", "Tick"]
+__all__ = [
+    "AgentDone",
+    "AgentOutput",
+    "Call",
+    "Caller",
+    "Context",
+    "Dialect",
+    "Input",
+    "Operation",
+    "Tick",
+]
 
 
 class Operation(enum.Enum):
@@ -31,6 +41,16 @@ class Operation(enum.Enum):
     LIST_PUSH_CONFIGS = "ListTaskPushNotificationConfigs"
     DELETE_PUSH_CONFIG = "DeleteTaskPushNotificationConfig"
     GET_EXTENDED_CARD = "GetExtendedAgentCard"
+
+
+class Dialect(enum.Enum):
+    """Which version of the protocol a call was made in (it shapes a few semantics too)."""
+
+    V1_0 = "1.0"
+    V0_3 = "0.3"
+    #: The ``tasks/send`` family (v0.1): client-chosen task ids, sends always acknowledged at
+    #: once, messages without ids.
+    LEGACY = "0.1"
 
 
 @attrs.frozen
@@ -55,6 +75,7 @@ class Call:
     request: Request
     caller: Caller
     last_event_id: int | None = None
+    dialect: Dialect = Dialect.V1_0
 
 
 @attrs.frozen

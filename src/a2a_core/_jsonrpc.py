@@ -68,11 +68,8 @@ def parse_request(body: bytes) -> RpcRequest:
         raise RpcFailure(None, InvalidRequestError("id must be a string, a number or null"))
     if document.get("jsonrpc") != "2.0":
         raise RpcFailure(request_id, InvalidRequestError('jsonrpc must be exactly "2.0"'))
-    if "id" not in document:
-        # A notification expects no answer, but every A2A method has a result to return.
-        raise RpcFailure(
-            None, InvalidRequestError("id is required: A2A methods are not notifications")
-        )
+    # A request without an id (a notification) is still answered, with id null: every A2A
+    # method has a result, and a silent server would leave the client guessing.
     method = document.get("method")
     if type(method) is not str or not method:
         raise RpcFailure(request_id, InvalidRequestError("method must be a non-empty string"))

@@ -67,7 +67,7 @@ from ._errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from ._inputs import AgentDone, AgentOutput, Call, Context, Input, Operation, Tick
+from ._inputs import AgentDone, AgentOutput, Call, Context, Dialect, Input, Operation, Tick
 from ._model import (
     Artifact,
     ListTaskPushNotificationConfigsResponse,
@@ -240,11 +240,11 @@ class Reducer:
         principal = call.caller.principal
         match call.operation, call.request:
             case Operation.SEND_MESSAGE, SendMessageRequest() as request:
-                return self._send(request, principal, snapshot, ctx, streaming=False)
+                return self._send(request, call, snapshot, ctx, streaming=False)
             case Operation.SEND_STREAMING_MESSAGE, SendMessageRequest() as request if (
                 self.config.streaming
             ):
-                return self._send(request, principal, snapshot, ctx, streaming=True)
+                return self._send(request, call, snapshot, ctx, streaming=True)
             case Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest() as request if (
                 self.config.streaming
             ):
@@ -291,19 +291,26 @@ class Reducer:
     def _send(
         self,
         request: SendMessageRequest,
-        principal: str,
+        call: Call,
         snapshot: Snapshot,
         ctx: Context,
         *,
         streaming: bool,
     ) -> Decision:
+        principal = call.caller.principal
+        legacy = call.dialect is Dialect.LEGACY
         message = request.message
+        unnamed = legacy and not message.message_id  # v0.1 messages carry no id
+        if unnamed:
+            message = attrs.evolve(message, message_id=ctx.new_id())
+            request = attrs.evolve(request, message=message)
         self._check_message(message)
         config = request.configuration
         history_length = config.history_length if config else None
         _check_history_length(history_length, "params.configuration.historyLength")
         owner = Owner(principal, request.tenant)
-        fingerprint = message_fingerprint(message) if self.config.idempotent_sends else None
+        idempotent = self.config.idempotent_sends and not unnamed
+        fingerprint = message_fingerprint(message) if idempotent else None
         immediately = config is not None and config.return_immediately
         push = config.task_push_notification_config if config else None
         if push is not None:
@@ -324,14 +331,28 @@ class Reducer:
             else:
                 return Decision(reply=self._replay(holder, immediately, history_length, streaming))
 
-        if message.task_id:
+        new_id = ""  # a task id the client chose (v0.1), for a new task
+        if message.task_id and legacy:
+            found = snapshot.task
+            if found is not None and self._live(found, ctx.now) is None:
+                clear = (*clear, Delete(found.id, found.version))  # expired: the id is free
+                found = None
+            if found is None:
+                new_id = message.task_id
+            elif found.owner != owner:
+                # Said without telling whose it is: the id is simply not available.
+                raise _bad_param("params.id", "this task id is taken; choose another (a UUID)")
+        if message.task_id and not new_id:
             previous = self._owned(snapshot.task, message.task_id, owner, ctx)
             self._check_media_types(message, previous.skill_id)  # a follow-up keeps its skill
             write, effects = self._follow_up(previous, message, fingerprint, request, push, ctx)
         else:
             skill = self._skill(request)
             self._check_media_types(message, skill)
-            write, effects = self._create(owner, skill, message, fingerprint, request, push, ctx)
+            message = attrs.evolve(message, task_id="")
+            write, effects = self._create(
+                owner, skill, message, fingerprint, request, push, ctx, task_id=new_id
+            )
 
         record = write.record
         reply: Reply
@@ -400,8 +421,10 @@ class Reducer:
         request: SendMessageRequest,
         push: TaskPushNotificationConfig | None,
         ctx: Context,
+        *,
+        task_id: str = "",
     ) -> tuple[Put, tuple[Effect, ...]]:
-        task_id = ctx.new_id()
+        task_id = task_id or ctx.new_id()
         context_id = message.context_id or ctx.new_id()
         message = attrs.evolve(message, task_id=task_id, context_id=context_id)
         task = Task(
@@ -445,15 +468,9 @@ class Reducer:
         try:
             state = transition(record.state, Event.USER_MESSAGE)
         except IllegalTransition:
-            if record.state.terminal:
-                raise UnsupportedOperationError(
-                    f"Task {task.id} is in terminal state {record.state.value}: "
-                    "it accepts no more messages; start a new task in the same context",
-                    metadata={"taskId": task.id, "state": record.state.value},
-                ) from None
             raise UnsupportedOperationError(
-                f"Task {task.id} is {record.state.value}: it accepts a message only while it "
-                "waits for input",
+                f"Task {task.id} is in terminal state {record.state.value}: "
+                "it accepts no more messages; start a new task in the same context",
                 metadata={"taskId": task.id, "state": record.state.value},
             ) from None
         message = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
@@ -584,7 +601,8 @@ class Reducer:
                 put = Put(attrs.evolve(updated, version=record.version + 1), record.version)
                 return Decision(writes=(put,), reply=Respond(updated.push_configs[-1]))
             case GetTaskPushNotificationConfigRequest(id=config_id):
-                found = next((c for c in configs if c.id == config_id), None)
+                # Old clients name no config: they mean the task's (first) one.
+                found = next((c for c in configs if c.id == config_id or not config_id), None)
                 if found is None:
                     raise TaskNotFoundError(
                         f"Push notification config {config_id} not found for task {record.id}",

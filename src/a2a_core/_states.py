@@ -13,8 +13,10 @@ The spec has no normative table (PROTOCOL.md §5); this one encodes its rules:
   the data, checked by a property test over every (state, event) pair;
 * interrupted states (input-required, auth-required) resume on the client's follow-up message,
   or on the agent's own word (an agent MAY resume after out-of-band credentials);
-* a follow-up message is accepted only while the task waits for one; a message to a working task
-  would race its run, so it is refused rather than silently queued;
+* a follow-up message is accepted while the task is live: to a task waiting for input it is the
+  answer; to a task still being worked on it supersedes the turn under way (the reducer stops
+  that run and starts a new one over the whole conversation, so no message is silently queued
+  or lost);
 * artifacts never change the state: they are output, not progress.
 """
 
@@ -72,11 +74,13 @@ _BY_STATE: Mapping[TaskState, Mapping[Event, TaskState]] = {
     _S.SUBMITTED: {
         **_AGENT_MOVES,
         _E.AGENT_ARTIFACT: _S.SUBMITTED,
+        _E.USER_MESSAGE: _S.WORKING,
         _E.CANCEL: _S.CANCELED,
     },
     _S.WORKING: {
         **_AGENT_MOVES,
         _E.AGENT_ARTIFACT: _S.WORKING,
+        _E.USER_MESSAGE: _S.WORKING,
         _E.CANCEL: _S.CANCELED,
     },
     _S.INPUT_REQUIRED: {

@@ -83,10 +83,17 @@ def test_requests_without_valid_credentials_get_401_with_a_challenge(secured: st
 
 def test_the_card_is_public_and_declares_the_scheme(secured: str) -> None:
     card = card_of(secured)
+    # v1.0 spelling, with the v0.3 spelling merged in beside it for 0.3 clients.
     assert card["securitySchemes"] == {
-        "bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer", "description": "A bearer token"}}
+        "bearer": {
+            "httpAuthSecurityScheme": {"scheme": "Bearer", "description": "A bearer token"},
+            "type": "http",
+            "scheme": "Bearer",
+            "description": "A bearer token",
+        }
     }
     assert card["securityRequirements"] == [{"schemes": {"bearer": {"list": []}}}]
+    assert card["security"] == [{"bearer": []}]
 
 
 def test_api_keys_authenticate_too() -> None:

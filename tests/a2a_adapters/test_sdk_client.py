@@ -65,13 +65,14 @@ async def test_card_as_the_sdk_parses_it(tck_url: str) -> None:
     async with httpx.AsyncClient(timeout=HTTP_TIMEOUT) as http:
         card = await A2ACardResolver(http, tck_url).get_agent_card()
     assert card.name == "a2a-sansio TCK agent"
-    jsonrpc, rest = card.supported_interfaces
+    jsonrpc, rest, jsonrpc_v03 = card.supported_interfaces
     assert (jsonrpc.url, jsonrpc.protocol_binding, jsonrpc.protocol_version) == (
         tck_url + "/",
         "JSONRPC",
         "1.0",
     )
     assert (rest.url, rest.protocol_binding, rest.protocol_version) == (tck_url, "HTTP+JSON", "1.0")
+    assert (jsonrpc_v03.protocol_binding, jsonrpc_v03.protocol_version) == ("JSONRPC", "0.3")
     assert [skill.id for skill in card.skills] == ["tck"]
     assert not card.capabilities.streaming
     assert not card.capabilities.push_notifications

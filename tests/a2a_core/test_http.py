@@ -125,6 +125,7 @@ def test_card_is_served_at_both_well_known_paths(path: str) -> None:
     assert card.supported_interfaces == (
         AgentInterface(url="http://host/", protocol_binding="JSONRPC", protocol_version="1.0"),
         AgentInterface(url="http://host", protocol_binding="HTTP+JSON", protocol_version="1.0"),
+        AgentInterface(url="http://host/", protocol_binding="JSONRPC", protocol_version="0.3"),
     )
 
 
@@ -191,7 +192,11 @@ def test_interface_url_is_base_url_plus_rpc_path() -> None:
     card = core.codec.decode(
         AgentCard, json.loads(answer(core, card_request(), "http://h:8080/").body), "card"
     )
-    assert [i.url for i in card.supported_interfaces] == ["http://h:8080/a2a/rpc", "http://h:8080"]
+    assert [i.url for i in card.supported_interfaces] == [
+        "http://h:8080/a2a/rpc",
+        "http://h:8080",
+        "http://h:8080/a2a/rpc",
+    ]
 
 
 def test_etag_follows_the_base_url() -> None:
@@ -227,6 +232,7 @@ def test_capabilities_are_false_by_default() -> None:
         "streaming": False,
         "pushNotifications": False,
         "extendedAgentCard": False,
+        "stateTransitionHistory": False,  # v0.3's name, for v0.3 clients
     }
 
 
@@ -243,6 +249,7 @@ def test_capabilities_follow_the_config_not_the_template() -> None:
         "streaming": True,
         "pushNotifications": True,
         "extendedAgentCard": True,
+        "stateTransitionHistory": False,
     }
     lying = AgentCard("n", "d", "1", capabilities=AgentCapabilities(streaming=True))
     body = json.loads(answer(make_core(card=lying), card_request()).body)
@@ -301,7 +308,6 @@ def test_invalid_json_is_a_parse_error_with_null_id(body: bytes) -> None:
         ({"jsonrpc": "1.0", "id": 5, "method": "GetTask"}, 5),
         ({"id": "x", "method": "GetTask"}, "x"),
         ({"jsonrpc": 2.0, "id": 1, "method": "GetTask"}, 1),
-        ({"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "t"}}, None),
         ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "GetTask"}, None),
         ({"jsonrpc": "2.0", "id": [1], "method": "GetTask"}, None),
         ({"jsonrpc": "2.0", "id": True, "method": "GetTask"}, None),
@@ -315,6 +321,15 @@ def test_bad_envelopes_are_invalid_requests(document: Any, rpc_id: Any) -> None:
     assert error["error"]["code"] == -32600
     assert error["id"] == rpc_id
     assert error_info(error["error"])["reason"] == "INVALID_REQUEST"
+
+
+def test_a_request_without_an_id_is_answered_with_a_null_id() -> None:
+    """A JSON-RPC notification: A2A methods all have results, so it is answered anyway."""
+    document = {"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "missing"}}
+    core = make_core()
+    routed = core.handle_http(raw_request(json.dumps(document).encode()), Caller("alice"), BASE)
+    assert isinstance(routed, Dispatch)
+    assert routed.rpc_id is None
 
 
 def test_batch_requests_say_so() -> None:

@@ -678,16 +678,25 @@ def test_follow_up_to_a_canceled_task_is_unsupported() -> None:
 
 
 @pytest.mark.parametrize("progress", [None, "working on it"])
-def test_follow_up_to_a_live_task_is_unsupported(progress: str | None) -> None:
+def test_a_message_to_a_task_at_work_supersedes_its_run(progress: str | None) -> None:
+    """The run under way is stopped and a new one starts over the whole conversation."""
     harness = Harness()
     task_id = harness.create()
     if progress is not None:
         harness.decide(AgentOutput(task_id, 1, progress))
-    before = harness.record(task_id)
-    error = failed_with(harness.send("hurry", task_id=task_id))
-    assert isinstance(error, UnsupportedOperationError)
-    assert error.metadata["state"] == before.state.value
-    assert harness.record(task_id) == before
+    decision = harness.send("hurry", task_id=task_id)
+    stops = [e for e in decision.effects if isinstance(e, StopRun)]
+    assert stops == [StopRun(task_id, 1)]
+    start = start_of(decision)
+    assert start.run == 2
+    assert [m.text for m in start.context.history if m.role is Role.USER] == ["hello", "hurry"]
+    after = harness.record(task_id)
+    assert after.state is TaskState.WORKING
+    assert after.running
+    # Output of the superseded run no longer counts.
+    late = harness.decide(AgentOutput(task_id, 1, "late"))
+    assert late.writes == ()
+    assert late.effects == (StopRun(task_id, 1),)
 
 
 def test_follow_up_with_another_context_is_invalid_params() -> None:

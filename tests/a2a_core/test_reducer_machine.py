@@ -255,7 +255,7 @@ class ReducerMachine(RuleBasedStateMachine):
             assert isinstance(decision.reply.error, InvalidParamsError)
             assert decision.writes == ()
             return
-        if not before.state.interrupted:
+        if before.state.terminal:
             assert isinstance(decision.reply, Fail)
             assert isinstance(decision.reply.error, UnsupportedOperationError)
             assert decision.writes == ()

@@ -99,8 +99,13 @@ def test_interrupted_states_resume_on_the_users_message(state: TaskState) -> Non
     assert transition(state, Event.USER_MESSAGE) is TaskState.WORKING
 
 
-@pytest.mark.parametrize("state", [TaskState.SUBMITTED, TaskState.WORKING, *TERMINAL])
-def test_a_message_is_refused_unless_the_task_waits_for_one(state: TaskState) -> None:
+@pytest.mark.parametrize("state", [TaskState.SUBMITTED, TaskState.WORKING])
+def test_a_message_to_a_task_at_work_supersedes_the_turn(state: TaskState) -> None:
+    assert transition(state, Event.USER_MESSAGE) is TaskState.WORKING
+
+
+@pytest.mark.parametrize("state", TERMINAL)
+def test_a_message_to_a_finished_task_is_refused(state: TaskState) -> None:
     with pytest.raises(IllegalTransition):
         transition(state, Event.USER_MESSAGE)
 
