@@ -83,7 +83,7 @@ from ._errors import (
     UsageError,
     VersionNotSupportedError,
 )
-from ._http import Dispatch, HttpRequest, HttpResponse
+from ._http import Binding, Dispatch, HttpRequest, HttpResponse
 from ._inputs import (
     AgentDone,
     AgentOutput,
@@ -171,6 +171,7 @@ __all__ = [
     "AuthenticationInfo",
     "AuthorizationCodeOAuthFlow",
     "AwaitTask",
+    "Binding",
     "Call",
     "Caller",
     "CancelTaskRequest",

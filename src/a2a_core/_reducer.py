@@ -59,6 +59,7 @@ from ._effects import (
 from ._errors import (
     A2AError,
     ContentTypeNotSupportedError,
+    ExtendedAgentCardNotConfiguredError,
     FieldViolation,
     InvalidAgentResponseError,
     InvalidParamsError,
@@ -276,6 +277,12 @@ class Reducer:
             case operation, _ if operation in _PUSH_OPERATIONS:
                 return self._push_call(call, snapshot, ctx)
             case Operation.GET_EXTENDED_CARD, _ if self.config.extended_card is None:
+                if call.dialect is not Dialect.V1_0:
+                    # v0.3 has a code of its own for this (AuthenticatedExtendedCardNotConfigured).
+                    raise ExtendedAgentCardNotConfiguredError(
+                        "The agent has no authenticated extended card "
+                        "(supportsAuthenticatedExtendedCard is false)"
+                    )
                 raise UnsupportedOperationError(
                     "This operation is not supported: the agent has no extended card "
                     "(capabilities.extendedAgentCard is false)"

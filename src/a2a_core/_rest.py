@@ -71,7 +71,12 @@ def _compile(pattern: str) -> re.Pattern[str]:
     return re.compile(rf"(?:/(?P<tenant>[^/]+))?{regex}")
 
 
-_COMPILED = tuple((_compile(route.pattern), route) for route in REST_ROUTES)
+#: Routes with a custom verb (``:subscribe``) first: otherwise ``GET /tasks/t:subscribe`` would
+#: read as ``GET /tasks/{id}`` of a task named ``t:subscribe``.
+_COMPILED = tuple(
+    (_compile(route.pattern), route)
+    for route in sorted(REST_ROUTES, key=lambda route: ":" not in route.pattern)
+)
 
 
 @attrs.frozen
@@ -90,15 +95,21 @@ def match_rest(method: str, path: str) -> RestMatch | frozenset[str] | None:
     """
     allowed: set[str] = set()
     for with_tenant in (False, True):
+        matched = ""  # the first pattern the path fits: only its routes may answer
         for regex, route in _COMPILED:
+            if matched and route.pattern != matched:
+                continue
             found = regex.fullmatch(path)
             if found is None or (found.group("tenant") is not None) != with_tenant:
                 continue
+            matched = route.pattern
             if method not in route.methods:
                 allowed |= route.methods
                 continue
             params = {k: unquote(v) for k, v in found.groupdict().items() if v is not None}
             return RestMatch(route, params)
+        if allowed:
+            break
     return frozenset(allowed) if allowed else None
 
 

@@ -265,11 +265,23 @@ def send_in(params: Any) -> Any:
     return out
 
 
+#: The id a v0.3 or legacy config gets when the client names none. Those clients think of "the
+#: task's push config": setting another un-named one replaces it, and the 0.3 conformance kit
+#: reads it back under this id.
+DEFAULT_PUSH_CONFIG_ID = "default"
+
+
 def push_set_in(params: Any) -> Any:
     """v0.3's ``TaskPushNotificationConfig`` (nested) as v1.0's (flat)."""
     if not isinstance(params, dict):
         return params
-    return _push_config_in(params.get("pushNotificationConfig"), params.get("taskId"))
+    return _named(_push_config_in(params.get("pushNotificationConfig"), params.get("taskId")))
+
+
+def _named(config: Any) -> Any:
+    if isinstance(config, dict) and not config.get("id"):
+        return {**config, "id": DEFAULT_PUSH_CONFIG_ID}
+    return config
 
 
 def push_get_in(params: Any) -> Any:
@@ -322,7 +334,7 @@ def legacy_push_in(params: Any) -> Any:
     """v0.1's ``tasks/pushNotification/set``: ``{id, pushNotificationConfig}``."""
     if not isinstance(params, dict):
         return params
-    return _push_config_in(params.get("pushNotificationConfig"), params.get("id"))
+    return _named(_push_config_in(params.get("pushNotificationConfig"), params.get("id")))
 
 
 def card_v03_fields(card: Json, jsonrpc_url: str) -> Json:
@@ -332,11 +344,8 @@ def card_v03_fields(card: Json, jsonrpc_url: str) -> Json:
         "protocolVersion": "0.3.0",
         "url": jsonrpc_url,
         "preferredTransport": "JSONRPC",
-        "additionalInterfaces": [
-            {"url": i["url"], "transport": i["protocolBinding"]}
-            for i in card.get("supportedInterfaces", [])
-            if i.get("protocolVersion") == "1.0"
-        ],
+        # Only JSON-RPC: the HTTP+JSON routes speak v1.0, which a 0.3 REST client cannot read.
+        "additionalInterfaces": [{"url": jsonrpc_url, "transport": "JSONRPC"}],
         "capabilities": {"stateTransitionHistory": False},
     }
     if card.get("capabilities", {}).get("extendedAgentCard"):
