@@ -258,7 +258,10 @@ def send_in(params: Any) -> Any:
         return out
     config = config or {}
     new: Json = {k: config[k] for k in ("acceptedOutputModes", "historyLength") if k in config}
-    new["returnImmediately"] = config.get("blocking") is not True
+    blocking = config.get("blocking")
+    # A flag of the wrong type is handed on as it is, for the decoder to refuse.
+    flag = blocking is None or isinstance(blocking, bool)
+    new["returnImmediately"] = blocking is not True if flag else blocking
     if "pushNotificationConfig" in config:
         new["taskPushNotificationConfig"] = _push_config_in(config["pushNotificationConfig"])
     out["configuration"] = new

@@ -502,11 +502,6 @@ def test_send_in_passes_misshapen_values_on() -> None:
     assert error.violations[0].field == "params.configuration"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: send_in turns a non-boolean 'blocking' into returnImmediately=true instead of "
-    "passing it on for the decoder to refuse (the module promises wrong JSON types are refused)",
-)
 @pytest.mark.parametrize("blocking", ["true", 1, {"x": 1}, [True]])
 def test_a_blocking_flag_of_the_wrong_type_is_refused(blocking: Any) -> None:
     params = {"message": v03_message(), "configuration": {"blocking": blocking}}
