@@ -31,7 +31,7 @@ def a2a_blueprint(engine: Engine, *, name: str = "a2a") -> Blueprint:
         try:
             body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
         except RequestEntityTooLarge:
-            return _to_quart(engine.core.too_large())
+            return _to_quart(engine.core.too_large(path))
         query = request.query_string.decode("latin-1")
         core_request = HttpRequest(request.method, path, headers, body, query)
         return _to_quart(await engine.handle(core_request, base_url))

@@ -46,9 +46,10 @@ class Core:
         """Whether ``request`` needs no authentication (the public agent card)."""
         return self._front.is_public(request)
 
-    def too_large(self) -> HttpResponse:
-        """The answer for a body the adapter refused to read past ``max_body_bytes``."""
-        return self._front.too_large()
+    def too_large(self, path: str = "") -> HttpResponse:
+        """The answer for a body the adapter refused to read past ``max_body_bytes``; give the
+        request's ``path`` so that an HTTP+JSON route gets its own error format."""
+        return self._front.too_large(path)
 
     def needs(self, inp: Input) -> Reads:
         """What to read from the store before :meth:`decide`."""

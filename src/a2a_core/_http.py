@@ -410,12 +410,15 @@ class HttpFront:
             return HttpResponse(200, tuple(headers))
         return HttpResponse(200, tuple(headers), rendered.body)
 
-    def too_large(self) -> HttpResponse:
-        """The answer to a body the adapter stopped reading because it passed the limit."""
+    def too_large(self, path: str = "") -> HttpResponse:
+        """The answer to a body the adapter stopped reading because it passed the limit: a
+        ``google.rpc.Status`` on an HTTP+JSON route, a JSON-RPC error anywhere else."""
         limit = self._config.max_body_bytes
-        return self.render_error(
-            None, PayloadTooLargeError(f"Request body too large: the limit is {limit} bytes")
-        )
+        error = PayloadTooLargeError(f"Request body too large: the limit is {limit} bytes")
+        rest = self._config.rest and path not in ("", self._config.rpc_path)
+        if rest and match_rest("POST", path) is not None:
+            return self._rest_error(error)
+        return self.render_error(None, error)
 
     def _rpc(self, request: HttpRequest, caller: Caller) -> Dispatch:
         body = request.body

@@ -583,11 +583,6 @@ async def test_rest_push_config_crud(full_url: str) -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a body over max_body_bytes is refused by the adapter with Core.too_large(), a "
-    "JSON-RPC error envelope, also on HTTP+JSON routes, whose errors are google.rpc.Status",
-)
 async def test_rest_oversized_body_is_refused_as_a_google_rpc_status() -> None:
     with running_server(tck_agent.agent, card=tck_agent.card, max_body_bytes=2048) as url:
         async with rest_client(url) as client:
