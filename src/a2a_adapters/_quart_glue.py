@@ -1,6 +1,8 @@
 """The Quart glue both adapters share (Quart on asyncio, QuartTrio on trio): request in,
 engine answer out, nothing else."""
 
+from urllib.parse import unquote
+
 from quart import Blueprint, Response, request
 from werkzeug.datastructures import Headers
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -27,6 +29,7 @@ def a2a_blueprint(engine: Engine, *, name: str = "a2a") -> Blueprint:
     async def a2a(subpath: str) -> Response:
         path = "/" + subpath
         base_url = request.base_url[: len(request.base_url) - len(path)]
+        path = _undecoded(path)
         headers = {name.lower(): value for name, value in request.headers.items()}
         try:
             body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
@@ -51,3 +54,18 @@ def _to_quart(response: HttpResponse | HttpStream) -> Response:
         # A HEAD answer declares the length GET would send; Quart would count the empty body.
         quart_response.headers["content-length"] = declared
     return quart_response
+
+
+def _undecoded(path: str) -> str:
+    """``path`` as the client wrote it, percent-escapes kept: the core decodes each path
+    parameter itself, after splitting, so that an id holding ``/`` or ``%`` survives."""
+    raw = request.scope.get("raw_path")
+    if not isinstance(raw, bytes):
+        return path
+    raw_path = raw.decode("latin-1").split("?", 1)[0]
+    if "%" not in raw_path:
+        return path
+    prefix = request.path[: len(request.path) - len(path)]
+    tail = raw_path[len(prefix) :]
+    # When the mount prefix itself was escaped the two do not line up: keep the decoded path.
+    return tail if raw_path.startswith(prefix) and unquote(tail) == path else path

@@ -800,12 +800,6 @@ def test_every_view_sees_the_same_events(url: str, creator: str) -> None:
 # --- the REST view of client-chosen ids -----------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: REST path ids are percent-decoded twice (by Quart's routing, then by "
-    "match_rest's unquote): GET /tasks/x%2541 answers task 'xA', not task 'x%41', and a "
-    "client-chosen id holding '/' (sent as %2F) cannot be read at all (404)",
-)
 @pytest.mark.parametrize("task_id", ["legacy%41", "legacy/a"])
 def test_rest_reads_legacy_ids_that_need_escaping(url: str, task_id: str) -> None:
     """A v0.1 client chooses its task ids; the REST view addresses them percent-encoded
