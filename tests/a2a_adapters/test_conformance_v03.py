@@ -38,7 +38,7 @@ from tests.a2a_adapters.webhooks import Receiver, receiving
 from tests.servers import running_server
 
 #: Every test here runs against the asyncio and the trio adapter.
-pytestmark = pytest.mark.usefixtures("adapter")
+pytestmark = pytest.mark.usefixtures("module_adapter")
 
 Json = dict[str, Any]
 
@@ -78,18 +78,8 @@ V03_TO_V1 = {
 }
 
 
-@pytest.fixture(scope="module", params=servers.ADAPTERS)
-def adapter(request: pytest.FixtureRequest) -> Iterator[servers.Adapter]:
-    """This module's servers run on this adapter; one server per adapter for the module."""
-    servers.ADAPTER = request.param
-    try:
-        yield request.param
-    finally:
-        servers.ADAPTER = "asyncio"
-
-
 @pytest.fixture(scope="module")
-def tck_url(adapter: servers.Adapter) -> Iterator[str]:
+def tck_url(module_adapter: servers.Adapter) -> Iterator[str]:
     """The TCK agent, configured as for the 0.3.x kit."""
     with running_server(
         tck_agent.agent,

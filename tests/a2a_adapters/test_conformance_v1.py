@@ -61,7 +61,7 @@ from tests.a2a_adapters.webhooks import DELIVERY_TIMEOUT, Delivery, Receiver, re
 from tests.servers import running_server
 
 #: Every test here runs against the asyncio and the trio adapter (see the ``adapter`` fixture).
-pytestmark = pytest.mark.usefixtures("adapter")
+pytestmark = pytest.mark.usefixtures("module_adapter")
 
 JSONRPC = "JSONRPC"
 HTTP_JSON = "HTTP+JSON"
@@ -123,19 +123,8 @@ UPPER_SNAKE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$")
 # --- servers ------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module", params=servers.ADAPTERS)
-def adapter(request: pytest.FixtureRequest) -> Iterator[servers.Adapter]:
-    """This module's servers run on this adapter (asyncio, then trio): one server per adapter,
-    shared by every test of the module, so the adapter is chosen once per module too."""
-    servers.ADAPTER = request.param
-    try:
-        yield request.param
-    finally:
-        servers.ADAPTER = "asyncio"
-
-
 @pytest.fixture(scope="module")
-def tck_url(adapter: servers.Adapter) -> Iterator[str]:
+def tck_url(module_adapter: servers.Adapter) -> Iterator[str]:
     """The TCK agent, served as the kit's run serves it, on the current adapter."""
     with running_server(tck_agent.agent, card=tck_agent.card, **TCK_SERVER_OPTIONS) as url:
         yield url
@@ -143,14 +132,8 @@ def tck_url(adapter: servers.Adapter) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def http(tck_url: str) -> Iterator[httpx.Client]:
-    """One HTTP client for the module; every read is bounded.
-
-    It opens a connection per request: on a kept-alive connection the asyncio adapter answers
-    each request about 40 ms late (its accepted sockets lack TCP_NODELAY), which would make this
-    module ten times slower without changing what it checks.
-    """
-    limits = httpx.Limits(max_keepalive_connections=0)
-    with httpx.Client(timeout=HTTP_TIMEOUT, verify=TLS, limits=limits) as client:
+    """One HTTP client for the module, its connections kept alive; every read is bounded."""
+    with httpx.Client(timeout=HTTP_TIMEOUT, verify=TLS) as client:
         yield client
 
 

@@ -32,7 +32,7 @@ from tests.a2a_adapters.webhooks import receiving
 from tests.servers import running_server
 
 #: Every test here runs against the asyncio and the trio adapter.
-pytestmark = pytest.mark.usefixtures("adapter")
+pytestmark = pytest.mark.usefixtures("module_adapter")
 
 Json = dict[str, Any]
 
@@ -64,18 +64,8 @@ SETTLED = frozenset({"input-required", "completed", "canceled", "failed", "rejec
 QUESTION = "Which text should I count?"
 
 
-@pytest.fixture(scope="module", params=servers.ADAPTERS)
-def adapter(request: pytest.FixtureRequest) -> Iterator[servers.Adapter]:
-    """This module's servers run on this adapter; one server per adapter for the module."""
-    servers.ADAPTER = request.param
-    try:
-        yield request.param
-    finally:
-        servers.ADAPTER = "asyncio"
-
-
 @pytest.fixture(scope="module")
-def url(adapter: servers.Adapter) -> Iterator[str]:
+def url(module_adapter: servers.Adapter) -> Iterator[str]:
     """The two skills of ``examples/skills.py`` behind one endpoint, streaming and push on."""
     with running_server(
         skills.agents,
@@ -601,7 +591,7 @@ async def principal_agent(ctx: AgentContext) -> str:
 
 
 @pytest.fixture(scope="module")
-def auth_url(adapter: servers.Adapter) -> Iterator[str]:
+def auth_url(module_adapter: servers.Adapter) -> Iterator[str]:
     with running_server(principal_agent, auth=[BearerTokens(TOKENS)]) as found:
         yield found
 

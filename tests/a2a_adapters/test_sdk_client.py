@@ -121,8 +121,11 @@ async def test_direct_message_reply(tck_url: str) -> None:
     assert event.message.role == pb.ROLE_AGENT
 
 
-async def test_artifacts_of_every_part_kind(tck_url: str) -> None:
-    async with sdk_client(tck_url) as client:
+@pytest.mark.parametrize("version", ["1.0", "0.3"])
+async def test_artifacts_of_every_part_kind(tck_url: str, version: str) -> None:
+    """Every part kind survives both wire forms (v0.3 through the sdk's compat transport)."""
+    opened = sdk_client(tck_url) if version == "1.0" else v03_client(tck_url)
+    async with opened as client:
         text = (await sdk_send(client, tck_message("tck-artifact-text"))).task
         raw = (await sdk_send(client, tck_message("tck-artifact-file"))).task
         url = (await sdk_send(client, tck_message("tck-artifact-file-url"))).task
@@ -681,27 +684,6 @@ async def test_v03_non_blocking_send(tck_url: str) -> None:
     assert elapsed < tck_agent.RESUBSCRIBE_SECONDS / 2
     assert event.task.status.state in (pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)
     assert canceled.status.state == pb.TASK_STATE_CANCELED
-
-
-async def test_v03_artifacts_of_every_part_kind(tck_url: str) -> None:
-    async with v03_client(tck_url) as client:
-        text = (await sdk_send(client, tck_message("tck-artifact-text"))).task
-        raw = (await sdk_send(client, tck_message("tck-artifact-file"))).task
-        url = (await sdk_send(client, tck_message("tck-artifact-file-url"))).task
-        data = (await sdk_send(client, tck_message("tck-artifact-data"))).task
-    for task in (text, raw, url, data):
-        assert task.status.state == pb.TASK_STATE_COMPLETED
-        assert len(task.artifacts) == 1
-        assert task.artifacts[0].artifact_id
-    assert text.artifacts[0].parts[0].text == "Generated text content"
-    [file_part] = raw.artifacts[0].parts
-    assert (file_part.raw, file_part.filename, file_part.media_type) == (
-        b"tck",
-        "output.txt",
-        "text/plain",
-    )
-    assert url.artifacts[0].parts[0].url == "https://example.com/output.txt"
-    assert dict(data.artifacts[0].parts[0].data.struct_value) == {"key": "value", "count": 42}
 
 
 async def test_v03_streaming_send(full_url: str) -> None:
