@@ -46,7 +46,6 @@ _STATES = {
     "TASK_STATE_REJECTED": "rejected",
     "TASK_STATE_AUTH_REQUIRED": "auth-required",
 }
-_STATES_IN = {old: new for new, old in _STATES.items()} | {"cancelled": "TASK_STATE_CANCELED"}
 _ROLES = {"ROLE_USER": "user", "ROLE_AGENT": "agent", "ROLE_UNSPECIFIED": "unspecified"}
 _ROLES_IN = {old: new for new, old in _ROLES.items()}
 
