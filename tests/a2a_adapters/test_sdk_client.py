@@ -527,17 +527,22 @@ async def test_rest_subscribe_until_canceled(full_url: str) -> None:
     assert f"POST /tasks/{task_id}:cancel" in requests
 
 
+def named_config(task_id: str) -> pb.TaskPushNotificationConfig:
+    """A push config with every field set, named ``cfg-1``."""
+    return pb.TaskPushNotificationConfig(
+        task_id=task_id,
+        id="cfg-1",
+        url=HOOK,
+        token="tok",
+        authentication=pb.AuthenticationInfo(scheme="Bearer", credentials="secret"),
+    )
+
+
 async def test_rest_push_config_crud(full_url: str) -> None:
     requests: list[str] = []
     async with rest_client(full_url, requests=requests) as client:
         task = (await sdk_send(client, tck_message("tck-complete-task"))).task
-        config = pb.TaskPushNotificationConfig(
-            task_id=task.id,
-            id="cfg-1",
-            url=HOOK,
-            token="tok",
-            authentication=pb.AuthenticationInfo(scheme="Bearer", credentials="secret"),
-        )
+        config = named_config(task.id)
         created = await client.create_task_push_notification_config(config)
         unnamed = await client.create_task_push_notification_config(
             pb.TaskPushNotificationConfig(task_id=task.id, url=HOOK + "/2")
@@ -738,13 +743,7 @@ async def test_v03_push_config_crud(full_url: str) -> None:
     calls: list[str] = []
     async with v03_client(full_url, calls=calls) as client:
         task = (await sdk_send(client, tck_message("tck-complete-task"))).task
-        config = pb.TaskPushNotificationConfig(
-            task_id=task.id,
-            id="cfg-1",
-            url=HOOK,
-            token="tok",
-            authentication=pb.AuthenticationInfo(scheme="Bearer", credentials="secret"),
-        )
+        config = named_config(task.id)
         created = await client.create_task_push_notification_config(config)
         got = await client.get_task_push_notification_config(
             pb.GetTaskPushNotificationConfigRequest(task_id=task.id, id="cfg-1")
