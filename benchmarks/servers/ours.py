@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 import anyio
 
 from a2a_adapters import build_engine
+from a2a_adapters._serve import fast_loop_factory
 from a2a_adapters.quart import bind_socket, create_app, serve_app
 from a2a_core import (
     AgentCard,
@@ -44,4 +45,4 @@ async def main(port: int) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, int(sys.argv[1]))
+    anyio.run(main, int(sys.argv[1]), backend_options={"loop_factory": fast_loop_factory()})

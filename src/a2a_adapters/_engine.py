@@ -21,10 +21,11 @@ request's method, path, headers and body (and the caller, if it authenticated th
 itself; otherwise the engine's authenticators decide, answering 401 when they refuse).
 """
 
+import asyncio
 import inspect
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, assert_never
 
@@ -103,16 +104,26 @@ def wall_clock() -> Callable[[], datetime]:
     Following the loop's clock (not ``datetime.now``) is what lets a test drive expiry with
     ``trio.testing.MockClock``: the engine's sense of time jumps with the loop's.
     """
-    anchor: tuple[datetime, float] | None = None
+    anchor: tuple[datetime, float, Callable[[], float]] | None = None
 
     def now() -> datetime:
         nonlocal anchor
         if anchor is None:
-            anchor = (datetime.now(UTC), anyio.current_time())
-        wall, loop = anchor
-        return wall + timedelta(seconds=anyio.current_time() - loop)
+            loop_time = _loop_time()
+            anchor = (datetime.now(UTC), loop_time(), loop_time)
+        wall, start, loop_time = anchor
+        return wall + timedelta(seconds=loop_time() - start)
 
     return now
+
+
+def _loop_time() -> Callable[[], float]:
+    """The running loop's clock, looked up once (``anyio.current_time`` looks the loop's
+    library up on every call, which a busy server pays several times per request)."""
+    try:
+        return asyncio.get_running_loop().time
+    except RuntimeError:  # not on asyncio: trio
+        return anyio.current_time
 
 
 def new_uuid() -> str:
@@ -291,7 +302,7 @@ class Engine:
 
     # --- event streams ------------------------------------------------------------------------
 
-    async def _stream(self, dispatch: Dispatch, opened: OpenStream) -> AsyncIterator[bytes]:
+    async def _stream(self, dispatch: Dispatch, opened: OpenStream) -> AsyncGenerator[bytes, None]:
         """The SSE frames of one stream, until the core's cursor says it is done.
 
         The stream subscribes when it starts (a stream that never starts holds nothing) and then
@@ -382,6 +393,7 @@ class Engine:
     async def _run(self, start: StartRun, scope: anyio.CancelScope) -> None:
         task_id, run = start.task_id, start.run
         try:
+            done: AgentDone | None = None
             with scope:
                 done = await self._drive(start)
             if scope.cancelled_caught:
@@ -389,6 +401,8 @@ class Engine:
                     return  # stopped by the core: it already knows
                 # Stopped by shutdown: record why, so the task is not left working.
                 done = AgentDone(task_id, run, error=RunAbandoned())
+            if done is None:
+                return  # the core said nothing more from this run counts
             # Even a run stopped meanwhile reports how it ended: the core drops what no longer
             # counts. Shielded, so that shutdown cannot cut the record short.
             with anyio.CancelScope(shield=True):
@@ -400,8 +414,9 @@ class Engine:
             if current is not None and current.run == run:
                 del self._runs[task_id]
 
-    async def _drive(self, start: StartRun) -> AgentDone:
-        """Run the agent, feeding each yielded value to the core; say how it ended."""
+    async def _drive(self, start: StartRun) -> AgentDone | None:
+        """Run the agent, feeding each yielded value to the core; say how it ended (``None``
+        when the core already said that nothing more from this run counts)."""
         agent = self.agents.agent_for(start.context.skill_id)
         task_id, run = start.task_id, start.run
         try:
@@ -412,19 +427,21 @@ class Engine:
             _log_failure(task_id, error)
             return AgentDone(task_id, run, error=error)
         updates: AsyncIterator[Any] = result
+        over = False
         try:
             while True:
                 try:
                     value = await anext(updates)
                 except StopAsyncIteration:
-                    return AgentDone(task_id, run)
+                    return None if over else AgentDone(task_id, run)
                 except Exception as error:
                     _log_failure(task_id, error)
                     return AgentDone(task_id, run, error=error)
                 # Shielded: a stop must not fall between the commit and its effects; it takes
                 # effect at the agent's next await instead.
                 with anyio.CancelScope(shield=True):
-                    await self._execute(AgentOutput(task_id, run, value))
+                    decision, _ = await self._execute(AgentOutput(task_id, run, value))
+                over = decision.run_over
         finally:
             with anyio.CancelScope(shield=True):
                 await result.aclose()

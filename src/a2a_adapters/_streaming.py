@@ -1,6 +1,6 @@
 """The adapter-side shape of a streamed HTTP response (the body is produced as it goes)."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import attrs
 
@@ -13,4 +13,4 @@ class HttpStream:
 
     status: int
     headers: tuple[tuple[str, str], ...]
-    body: AsyncIterator[bytes]
+    body: AsyncGenerator[bytes, None]

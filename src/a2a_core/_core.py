@@ -42,6 +42,10 @@ class Core:
         """Route an HTTP request. ``base_url`` is where the client reached the A2A root."""
         return self._front.route(request, caller, base_url)
 
+    def serves(self, method: str, path: str) -> bool:
+        """Whether ``path`` (as written, below the A2A root) is one of A2A's endpoints."""
+        return self._front.serves(method, path)
+
     def is_public(self, request: HttpRequest) -> bool:
         """Whether ``request`` needs no authentication (the public agent card)."""
         return self._front.is_public(request)

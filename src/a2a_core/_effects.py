@@ -118,3 +118,7 @@ class Decision:
     reply: Reply | None = None
     #: When the core next wants a :class:`~a2a_core.Tick` (``None``: no change of plan).
     wake_at: datetime | None = None
+    #: For agent output: nothing more from this run counts (the task settled, or the run was
+    #: replaced), so its :class:`~a2a_core.AgentDone` would decide nothing and need not be sent.
+    #: Saves an adapter a read and a decision for every run that finishes its own task.
+    run_over: bool = False

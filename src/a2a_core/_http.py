@@ -286,6 +286,15 @@ class HttpFront:
             return self.render(dispatch, Respond(self.cards.card(base_url, extended=True)))
         return dispatch
 
+    def serves(self, method: str, path: str) -> bool:
+        """Whether ``path`` is an A2A endpoint (with any method: :meth:`route` answers a wrong
+        one with 405). An adapter that shares its server with other routes asks before it
+        reads the body."""
+        path = path or "/"
+        if path in CARD_PATHS or path == self._config.rpc_path:
+            return True
+        return self._config.rest and match_rest(method, path) is not None
+
     def is_public(self, request: HttpRequest) -> bool:
         """Whether ``request`` is served without authentication (only the public card is)."""
         return (request.path or "/") in CARD_PATHS and request.method in ("GET", "HEAD")

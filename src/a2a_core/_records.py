@@ -20,23 +20,45 @@ __all__ = ["Owner", "TaskRecord", "message_fingerprint"]
 
 
 def _canonical(value: Any) -> Any:
+    """``value`` as plain JSON data: an attrs instance becomes the list of its field values in
+    declaration order (the class fixes the order, so names would add nothing), a dict is
+    sorted by key when dumped."""
+    names = _FIELD_NAMES.get(type(value))
+    if names is not None:
+        return [_canonical(getattr(value, name)) for name in names]
     match value:
+        case str() | int() | float() | bool() | None:
+            return value
         case enum.Enum():
             return value.value
         case bytes():
             return base64.b64encode(value).decode()
         case datetime():
             return value.isoformat()
+        case tuple() | list():
+            return [_canonical(item) for item in value]
+        case dict():
+            return {key: _canonical(item) for key, item in value.items()}
+        case _ if attrs.has(type(value)):
+            _FIELD_NAMES[type(value)] = tuple(f.name for f in attrs.fields(type(value)))
+            return _canonical(value)
     return value
+
+
+#: attrs classes met so far -> their field names (``attrs.fields`` is slow on a hot path).
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def message_fingerprint(message: Message) -> str:
     """A stable digest of a client message exactly as sent (same on every replica and restart).
 
-    Python's ``hash`` is salted per process, so it cannot serve; canonical JSON can.
+    Python's ``hash`` is salted per process, so it cannot serve; canonical JSON can. Called for
+    every send, so it walks the message itself rather than through ``attrs.asdict``, which
+    costs several times more.
     """
-    fields = attrs.asdict(message, value_serializer=lambda _i, _a, v: _canonical(v))
-    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = json.dumps(
+        _canonical(message), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 

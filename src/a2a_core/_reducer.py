@@ -715,7 +715,7 @@ class Reducer:
 
     def _agent_output(self, out: AgentOutput, record: TaskRecord | None, ctx: Context) -> Decision:
         if record is None or record.run != out.run or not record.running:
-            return Decision(effects=(StopRun(out.task_id, out.run),))
+            return Decision(effects=(StopRun(out.task_id, out.run),), run_over=True)
         updates: list[Update]
         try:
             updates = normalize(out.value, final=False)
@@ -778,7 +778,7 @@ class Reducer:
 
         running = not finished and not task.status.state.terminal
         if not events and running == record.running:
-            return Decision()
+            return Decision(run_over=not running)
         updated = attrs.evolve(
             record,
             task=task,
@@ -788,7 +788,7 @@ class Reducer:
             replied=replied,
         )
         put, published = self._commit(record, updated, events)
-        return Decision(writes=(put,), effects=published)
+        return Decision(writes=(put,), effects=published, run_over=not running)
 
 
 # --- helpers ----------------------------------------------------------------------------------

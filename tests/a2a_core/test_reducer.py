@@ -583,7 +583,9 @@ def test_a_generator_run_that_ends_while_input_required_keeps_waiting() -> None:
 
 def test_output_of_an_unknown_task_stops_the_run() -> None:
     harness = Harness()
-    assert harness.decide(AgentOutput("ghost", 3, "hi")) == Decision(effects=(StopRun("ghost", 3),))
+    assert harness.decide(AgentOutput("ghost", 3, "hi")) == Decision(
+        effects=(StopRun("ghost", 3),), run_over=True
+    )
     assert harness.decide(AgentDone("ghost", 3, "hi")) == Decision()
 
 
@@ -650,7 +652,7 @@ def test_follow_up_while_the_old_run_still_goes_stops_it() -> None:
     # Whatever the superseded run says now is dropped.
     before = harness.record(task_id)
     assert harness.decide(AgentOutput(task_id, 1, completed("stale"))) == Decision(
-        effects=(StopRun(task_id, 1),)
+        effects=(StopRun(task_id, 1),), run_over=True
     )
     assert harness.decide(AgentDone(task_id, 1, "stale")) == Decision()
     assert harness.record(task_id) == before
@@ -761,7 +763,7 @@ def test_cancel_stops_the_run_and_late_output_is_dropped() -> None:
     assert texts(record.task.history)[-1] == (Role.AGENT, "working")
 
     late_output = harness.decide(AgentOutput(task_id, 1, completed("finished anyway")))
-    assert late_output == Decision(effects=(StopRun(task_id, 1),))
+    assert late_output == Decision(effects=(StopRun(task_id, 1),), run_over=True)
     assert harness.decide(AgentDone(task_id, 1, "finished anyway")) == Decision()
     assert harness.decide(AgentDone(task_id, 1, error=ValueError())) == Decision()
     assert harness.record(task_id) == record

@@ -414,13 +414,17 @@ class ReducerMachine(RuleBasedStateMachine):
         run = (before.run if before else 1) - (1 if stale else 0)
         decision = self.decide(AgentOutput(task, run, value))
         if before is None or stale or not before.running:
-            assert decision == Decision(effects=(StopRun(task, run),))
+            assert decision == Decision(effects=(StopRun(task, run),), run_over=True)
             return
         assert decision.reply is None
         after = self.record(task)
         assert after is not None
         assert after.run == before.run
         assert after.running == (not after.state.terminal)
+        # The adapter skips reporting the run's end exactly when that would decide nothing.
+        assert decision.run_over == (not after.running)
+        if decision.run_over:
+            assert self.decide(AgentDone(task, run, value)) == Decision()
 
     @rule(
         task=tasks,

@@ -362,6 +362,31 @@ def test_unknown_paths_are_404(path: str) -> None:
     assert strict_json(response.body) == {
         "error": {"code": 404, "status": "NOT_FOUND", "message": "No A2A endpoint at this path"}
     }
+    # An adapter sharing its server with other routes leaves such paths to them.
+    assert not make_core().serves("GET", path)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/"),
+        ("GET", "/"),  # a wrong method still gets the core's 405
+        ("GET", "/.well-known/agent-card.json"),
+        ("HEAD", "/.well-known/agent.json"),
+        ("POST", "/message:send"),
+        ("DELETE", "/tasks/x:cancel"),
+        ("GET", "/acme/tasks/t-1/pushNotificationConfigs/c-1"),
+    ],
+)
+def test_the_core_says_which_paths_it_serves(method: str, path: str) -> None:
+    assert make_core().serves(method, path)
+
+
+def test_without_rest_only_the_card_and_json_rpc_are_served() -> None:
+    core = make_core(rest=False)
+    assert core.serves("POST", "/")
+    assert core.serves("GET", "/.well-known/agent-card.json")
+    assert not core.serves("POST", "/message:send")
 
 
 def test_rest_can_be_switched_off() -> None:

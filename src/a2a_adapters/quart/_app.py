@@ -8,6 +8,7 @@ import asyncio
 
 from quart import Quart
 
+from a2a_adapters._asgi import FastPath
 from a2a_adapters._engine import ENGINES, Engine
 from a2a_adapters._quart_glue import a2a_blueprint
 
@@ -36,5 +37,7 @@ def create_app(engine: Engine) -> Quart:
     # Quart stops buffering a body past this size, so a huge body is never read into memory.
     app.config["MAX_CONTENT_LENGTH"] = engine.core.config.max_body_bytes
     app.register_blueprint(a2a_blueprint(engine))
+    # A2A's endpoints skip Quart's request machinery; the rest of the app is Quart's as usual.
+    app.asgi_app = FastPath(app.asgi_app, engine)  # type: ignore[method-assign,assignment]
     run_engine(app, engine)
     return app

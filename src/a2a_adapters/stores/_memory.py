@@ -134,8 +134,6 @@ class MemoryStore:
 
     def _apply(self, write: Write) -> None:
         old = self._records.get(_task_id(write))
-        if old is not None:
-            self._unindex(old)
         match write:
             case Put(record=record, events=events):
                 if record.version != write.expected + 1:
@@ -145,8 +143,13 @@ class MemoryStore:
                     raise UsageError("logged events must continue the task's log without a gap")
                 log.extend(events)
                 self._records[record.id] = record
-                self._index(record)
+                if old is None or _index_key(old) != _index_key(record):
+                    if old is not None:
+                        self._unindex(old)
+                    self._index(record)
             case Delete(task_id=task_id):
+                if old is not None:
+                    self._unindex(old)
                 self._records.pop(task_id, None)
                 self._logs.pop(task_id, None)
 
@@ -204,6 +207,18 @@ class MemoryStore:
         last = page[-1] if page else None
         next_cursor = Cursor(last.updated_at, last.id) if more and last else None
         return Page(tuple(page), total, next_cursor)
+
+
+def _index_key(record: TaskRecord) -> tuple[object, ...]:
+    """Everything the indexes depend on: a write that keeps it needs no re-indexing (most
+    agent output, such as an artifact, changes none of it)."""
+    return (
+        record.updated_at,
+        record.owner,
+        record.task.context_id,
+        record.state.terminal,
+        record.messages,
+    )
 
 
 def _task_id(write: Write) -> str:

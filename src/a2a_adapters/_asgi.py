@@ -1,0 +1,139 @@
+"""A2A's short way through the application: from ASGI straight to the engine.
+
+Quart's request machinery (request and application contexts, the URL map, request and response
+objects, hooks) cost more per request than our core and store together: measured with
+``python -m benchmarks.run``, about half of a blocking send's CPU time. A2A uses none of it,
+since the core routes and renders for itself. So the applications ``create_app`` builds hand
+each request for an A2A endpoint to the engine here, and everything else (the lifespan, routes a
+user adds to the application, paths A2A does not serve) to Quart as before. The blueprint that
+mounts A2A into a user's own application still goes through Quart.
+
+Only ASGI and anyio are used, so the same code serves Quart on asyncio and QuartTrio on trio.
+"""
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from contextlib import aclosing
+from typing import Any
+
+import anyio
+
+from a2a_adapters._engine import Engine
+from a2a_adapters._streaming import HttpStream
+from a2a_core import HttpRequest, HttpResponse
+
+__all__ = ["FastPath"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+#: Quart's own ``asgi_app`` has stricter (TypedDict) types than this middleware needs.
+ASGIApp = Callable[..., Awaitable[None]]
+
+_DEFAULT_PORTS = {"http": ":80", "https": ":443"}
+
+
+class FastPath:
+    """ASGI middleware: requests for A2A endpoints go to ``engine``, the rest to ``app``."""
+
+    def __init__(self, app: ASGIApp, engine: Engine) -> None:
+        self._app = app
+        self._engine = engine
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # A mounted application (root_path set) keeps Quart's way, which knows its prefix.
+        if scope["type"] != "http" or scope.get("root_path"):
+            return await self._app(scope, receive, send)
+        method: str = scope["method"]
+        path = _path_as_written(scope)
+        core = self._engine.core
+        if not core.serves(method, path):
+            return await self._app(scope, receive, send)
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
+        }
+        body = await _read_body(receive, headers, core.config.max_body_bytes)
+        if body is None:
+            response: HttpResponse | HttpStream = core.too_large(path)
+        else:
+            query = scope.get("query_string", b"").decode("latin-1")
+            request = HttpRequest(method, path, headers, body, query)
+            response = await self._engine.handle(request, _base_url(scope, headers))
+        if isinstance(response, HttpStream):
+            await _send_stream(response, receive, send)
+        else:
+            await _send_response(response, send)
+
+
+def _path_as_written(scope: Scope) -> str:
+    """The path with its percent-escapes kept: the core decodes each path parameter itself,
+    after splitting, so that an id holding ``/`` or ``%`` survives."""
+    raw = scope.get("raw_path")
+    if isinstance(raw, bytes):
+        return raw.decode("latin-1").split("?", 1)[0]
+    path: str = scope["path"]
+    return path
+
+
+def _base_url(scope: Scope, headers: dict[str, str]) -> str:
+    """Where the client reached the A2A root, as it addressed the server."""
+    scheme = scope.get("scheme", "http")
+    host = headers.get("host")
+    if not host:
+        server = scope.get("server")
+        host = f"{server[0]}:{server[1]}" if server else "localhost"
+    default = _DEFAULT_PORTS.get(scheme)
+    if default and host.endswith(default):
+        host = host[: -len(default)]
+    return f"{scheme}://{host}"
+
+
+async def _read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes | None:
+    """The request body, or ``None`` once it proves longer than ``limit`` (never read past)."""
+    declared = headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)  # the client left; the engine's answer goes nowhere
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _encoded(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:
+    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+
+
+async def _send_response(response: HttpResponse, send: Send) -> None:
+    headers = _encoded(response.headers)
+    # A HEAD answer declares the length GET would send; only add one where none is given.
+    if not any(name.lower() == "content-length" for name, _ in response.headers):
+        headers.append((b"content-length", str(len(response.body)).encode()))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body})
+
+
+async def _send_stream(stream: HttpStream, receive: Receive, send: Send) -> None:
+    """Send the stream's chunks until it ends or the client leaves (which stops it at once)."""
+    start = {"type": "http.response.start", "status": stream.status}
+    await send({**start, "headers": _encoded(stream.headers)})
+    async with anyio.create_task_group() as group, aclosing(stream.body) as chunks:
+        group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope)
+        async for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        group.cancel_scope.cancel()
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
