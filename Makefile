@@ -1,6 +1,7 @@
 # Two commands do all set-up on a fresh machine (Python 3.11+ with pip and venv):
 #   make serve   install into .venv, then serve the example echo agent on 127.0.0.1:9999
 #   make test    install into .venv, then run lint, type checks and the whole test suite
+# and, when wanted, make bench: ours against the official a2a-sdk (about five minutes).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -15,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-.PHONY: install serve test lint docs
+.PHONY: install serve test lint docs bench
 install: $(STAMP)
 
 serve: $(STAMP)
@@ -31,3 +32,6 @@ test: lint
 
 docs: $(STAMP)
 	$(BIN)/python docs/generate.py
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks.run

@@ -14,8 +14,19 @@ from typing import Any
 
 import httpx
 
-#: The servers under test: name -> module run with ``python -m MODULE PORT``.
-SERVERS = {"ours": "benchmarks.servers.ours", "a2a-sdk": "benchmarks.servers.sdk"}
+#: The A2A servers under test: name -> ``python -m`` arguments (the port goes after the module).
+SERVERS: dict[str, tuple[str, ...]] = {
+    "ours": ("benchmarks.servers.ours", "asyncio"),
+    "ours-trio": ("benchmarks.servers.ours", "trio"),
+    "a2a-sdk": ("benchmarks.servers.sdk",),
+}
+#: Each A2A server's bare stacks (see ``benchmarks.servers.bare``): its server software with a
+#: raw ASGI endpoint ("server"), and a route of the framework it is built on ("framework").
+BARE: dict[str, dict[str, tuple[str, ...]]] = {
+    "ours": {"server": ("asgi",), "framework": ("quart",)},
+    "ours-trio": {"server": ("asgi-trio",), "framework": ("quart-trio",)},
+    "a2a-sdk": {"server": ("asgi-uvicorn",), "framework": ("starlette",)},
+}
 HEADERS = {"A2A-Version": "1.0"}
 
 
@@ -27,11 +38,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def server(name: str, *, timeout: float = 20.0) -> Iterator[str]:
-    """Run the named server; yield its base URL once it answers; stop it afterwards."""
+def server(name: str, *, bare: str | None = None, timeout: float = 20.0) -> Iterator[str]:
+    """Run the named server (or its ``bare`` stack, "server" or "framework"); yield its base
+    URL once it answers; stop it afterwards."""
     port = free_port()
+    if bare is None:
+        module, *args = SERVERS[name]
+    else:
+        module, args = "benchmarks.servers.bare", list(BARE[name][bare])
     process = subprocess.Popen(
-        [sys.executable, "-m", SERVERS[name], str(port)],
+        [sys.executable, "-m", module, str(port), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -71,11 +71,22 @@ def http_request(
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
-async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
-    head = await reader.readuntil(b"\r\n\r\n")
+class _Closed(Exception):
+    """The server closed the connection before answering (a keep-alive limit, say)."""
+
+
+async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool]:
+    """Status, body, and whether the server keeps the connection open."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except asyncio.IncompleteReadError as error:
+        if not error.partial:
+            raise _Closed from None
+        raise
     status = int(head[9:12])
     length = -1
     chunked = False
+    keep_alive = True
     for line in head.split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
         name = name.strip().lower()
@@ -83,8 +94,10 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
             length = int(value)
         elif name == b"transfer-encoding" and b"chunked" in value.lower():
             chunked = True
+        elif name == b"connection" and b"close" in value.lower():
+            keep_alive = False
     if length >= 0:
-        return status, await reader.readexactly(length)
+        return status, await reader.readexactly(length), keep_alive
     if not chunked:
         raise ValueError("response without Content-Length or chunked body")
     body = bytearray()
@@ -92,7 +105,7 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
         size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
         if size == 0:
             await reader.readuntil(b"\r\n")
-            return status, bytes(body)
+            return status, bytes(body), keep_alive
         body += await reader.readexactly(size)
         await reader.readexactly(2)
 
@@ -129,9 +142,22 @@ async def run_load(
             while issued < count and time.perf_counter() < deadline:
                 n = issued
                 issued += 1
+                request = make_request(n)
                 started = time.perf_counter()
-                writer.write(make_request(n))
-                status, body = await _read_response(reader)
+                writer.write(request)
+                try:
+                    status, body, keep_alive = await _read_response(reader)
+                except _Closed:
+                    # Servers may close an idle or long-used connection (hypercorn does after
+                    # 1,000 requests): reconnect and send again, as a real client would.
+                    writer.close()
+                    reader, writer = await asyncio.open_connection(host, port)
+                    started = time.perf_counter()
+                    writer.write(request)
+                    status, body, keep_alive = await _read_response(reader)
+                if not keep_alive:
+                    writer.close()
+                    reader, writer = await asyncio.open_connection(host, port)
                 if check(status, body):
                     latencies.append(time.perf_counter() - started)
                 else:

@@ -1,8 +1,12 @@
 """Run the benchmarks against our server and the official a2a-sdk, side by side.
 
-    python -m benchmarks.run [--scenarios fanout] [--out benchmarks/results/latest.json]
+    python -m benchmarks.run [--scenarios send,get,...] [--quick] [--out FILE]
 
-Prints each figure with the ratio ours/theirs, and writes every figure to a JSON file.
+Each server runs in its own process on 127.0.0.1 and is measured in the same run by the same
+client (``benchmarks.load``). Prints every figure with the ratio ours/theirs, then the targets
+of issue 7 with what this run measured, and writes it all to a JSON file
+(``benchmarks/results/latest.json`` unless ``--out`` says otherwise). ``--quick`` shrinks every
+count so that the whole run takes seconds (the smoke test uses it; its figures mean little).
 """
 
 import argparse
@@ -10,16 +14,259 @@ import json
 import os
 import platform
 import sys
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from benchmarks import calls
 from benchmarks.fanout import fanout
 from benchmarks.harness import SERVERS, server
+from benchmarks.inprocess import run_in_subprocess
+from benchmarks.load import LoadResult
 
-FANOUT_SUBSCRIBERS = (1, 10, 100)
+THEIRS = "a2a-sdk"
+#: The columns of the table: our two adapters, then the SDK.
+COLUMNS = ("ours", "ours-trio", THEIRS)
+
+
+class Sizes:
+    """Counts and time limits of one run (``quick`` shrinks them all)."""
+
+    def __init__(self, quick: bool) -> None:
+        self.quick = quick
+        self.concurrency = (1, 16, 64)
+        self.requests = 200 if quick else 3000
+        self.seconds = 3.0 if quick else 10.0
+        self.stored = 200 if quick else 10_000
+        self.memory_tasks = 2_000 if quick else 100_000
+        self.store_sizes = (1_000, 5_000) if quick else (1_000, 100_000)
+        self.core_sends = 300 if quick else 5_000
+        self.fanout = (1, 10) if quick else (1, 10, 100)
+        self.fanout_events = 50 if quick else 500
+
+
+Row = dict[str, Any]
+
+
+def row(benchmark: str, unit: str, better: str, **values: Any) -> Row:
+    """One line of the table: ``values`` maps a column (server) to its figure."""
+    return {"benchmark": benchmark, "unit": unit, "better": better, **values}
+
+
+def _load_rows(label: str, results: dict[str, LoadResult], *, latency: bool = True) -> list[Row]:
+    rows = [row(f"{label}", "req/s", "higher", **{k: r.rps for k, r in results.items()})]
+    if latency:
+        for name, fraction in (("p50", 0.5), ("p99", 0.99)):
+            figures = {k: r.percentile(fraction) for k, r in results.items()}
+            rows.append(row(f"{label} {name}", "ms", "lower", **figures))
+    details = {k: r.summary() for k, r in results.items()}
+    rows[0]["detail"] = details
+    for result in results.values():
+        if result.errors:
+            raise RuntimeError(f"{label}: {result.errors} failed requests: {result.first_error}")
+    return rows
+
+
+def run_send(sizes: Sizes) -> list[Row]:
+    rows: list[Row] = []
+    for level in sizes.concurrency:
+        results = {}
+        for name in SERVERS:
+            with server(name) as url:
+                results[name] = calls.sends(
+                    url, concurrency=level, count=sizes.requests, max_seconds=sizes.seconds
+                )
+        rows += _load_rows(f"blocking send c={level}", results)
+    return rows
+
+
+def run_nonblocking(sizes: Sizes) -> list[Row]:
+    results = {}
+    for name in SERVERS:
+        with server(name) as url:
+            results[name] = calls.sends(
+                url, concurrency=16, count=sizes.requests, max_seconds=sizes.seconds, blocking=False
+            )
+    return _load_rows("non-blocking send c=16", results, latency=False)
+
+
+def run_get(sizes: Sizes) -> list[Row]:
+    results = {}
+    for name in SERVERS:
+        with server(name) as url:
+            ids = calls.fill(url, sizes.stored)
+            results[name] = calls.task_reads(
+                url, ids, concurrency=16, count=sizes.requests, max_seconds=sizes.seconds
+            )
+    return _load_rows(f"GetTask c=16, {sizes.stored:,} stored", results)
+
+
+BARE_ROWS = {"server": "bare server, raw ASGI c=16", "framework": "bare framework route c=16"}
+
+
+def run_bare(sizes: Sizes) -> list[Row]:
+    rows = []
+    for stack, label in BARE_ROWS.items():
+        results = {}
+        for name in SERVERS:
+            with server(name, bare=stack) as url:
+                results[name] = calls.bare(
+                    url, concurrency=16, count=sizes.requests, max_seconds=sizes.seconds
+                )
+        rows += _load_rows(label, results, latency=False)
+    return rows
+
+
+def run_fanout(sizes: Sizes) -> list[Row]:
+    rows = []
+    for subscribers in sizes.fanout:
+        figures: dict[str, Any] = {}
+        details = {}
+        for name in SERVERS:
+            with server(name) as url:
+                result = anyio.run(fanout, url, subscribers, sizes.fanout_events)
+            if not result["complete"]:
+                raise RuntimeError(f"{name} lost fan-out events: {result}")
+            figures[name] = result["events_per_second"]
+            details[name] = result
+        rows.append(row(f"SSE fan-out to {subscribers}", "events/s", "higher", **figures))
+        rows[-1]["detail"] = details
+    return rows
+
+
+def run_memory(sizes: Sizes) -> list[Row]:
+    results = {
+        name: run_in_subprocess("memory", name, sizes.memory_tasks) for name in ("ours", THEIRS)
+    }
+    figures = {name: r["bytes_per_task"] for name, r in results.items()}
+    label = f"memory per stored task ({sizes.memory_tasks:,})"
+    return [row(label, "bytes", "lower", **figures, detail=results)]
+
+
+def run_store(sizes: Sizes) -> list[Row]:
+    measured = {
+        (name, size): run_in_subprocess("store", name, size)
+        for size in sizes.store_sizes
+        for name in ("ours", THEIRS)
+    }
+    rows = []
+    small, large = sizes.store_sizes
+    for op in ("get", "save", "list"):
+        for size in sizes.store_sizes:
+            figures = {name: measured[name, size][f"{op}_us"] for name in ("ours", THEIRS)}
+            rows.append(row(f"store {op} at {size:,} tasks", "µs", "lower", **figures))
+        growth = {
+            name: measured[name, large][f"{op}_us"] / measured[name, small][f"{op}_us"]
+            for name in ("ours", THEIRS)
+        }
+        rows.append(row(f"store {op} {large:,} vs {small:,}", "x", "lower", **growth))
+    return rows
+
+
+def run_core(sizes: Sizes) -> list[Row]:
+    results = {name: run_in_subprocess("core", name, sizes.core_sends) for name in ("ours", THEIRS)}
+    figures = {name: r["per_second"] for name, r in results.items()}
+    return [row("SendMessage in process, no HTTP", "calls/s", "higher", **figures, detail=results)]
+
+
+SCENARIOS: dict[str, Callable[[Sizes], list[Row]]] = {
+    "send": run_send,
+    "nonblocking": run_nonblocking,
+    "get": run_get,
+    "bare": run_bare,
+    "fanout": run_fanout,
+    "memory": run_memory,
+    "store": run_store,
+    "core": run_core,
+}
+
+
+# --- the report -------------------------------------------------------------------------------
+
+
+def _figure(value: Any) -> str:
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def report(rows: list[Row]) -> str:
+    """The table: each figure, and ours/theirs (for "lower is better" rows, smaller wins)."""
+    head = f"| {'benchmark':<42} | {'unit':<8} |" + "".join(f" {c:>10} |" for c in COLUMNS)
+    lines = [
+        head + " ours/sdk |",
+        "|" + "|".join("-" * (len(p) + 0) for p in head.split("|")[1:-1]) + "|----------|",
+    ]
+    for r in rows:
+        cells = "".join(f" {_figure(r.get(c)):>10} |" for c in COLUMNS)
+        ours, theirs = r.get("ours"), r.get(THEIRS)
+        ratio = f"{ours / theirs:.2f}x" if ours is not None and theirs else "-"
+        lines.append(f"| {r['benchmark']:<42} | {r['unit']:<8} |{cells} {ratio:>8} |")
+    return "\n".join(lines)
+
+
+def _find(rows: list[Row], benchmark: str) -> Row | None:
+    return next((r for r in rows if r["benchmark"] == benchmark), None)
+
+
+def targets(rows: list[Row]) -> list[dict[str, Any]]:
+    """Issue 7's targets, each with the figure this run measured (when it ran)."""
+    found: list[dict[str, Any]] = []
+
+    def check(name: str, value: float | None, goal: str, met: bool | None) -> None:
+        found.append({"target": name, "measured": value, "goal": goal, "met": met})
+
+    # Throughput under load; at concurrency 1 a send waits on the client's round trip too.
+    for level in (16, 64):
+        r = _find(rows, f"blocking send c={level}")
+        if r:
+            ratio = r["ours"] / r[THEIRS]
+            check(f"blocking send c={level}, ours/sdk", ratio, ">= 5", ratio >= 5)
+    send = _find(rows, "blocking send c=16")
+    get = next(
+        (r for r in rows if r["benchmark"].startswith("GetTask c=16,") and r["unit"] == "req/s"),
+        None,
+    )
+    for stack, bare_label in BARE_ROWS.items():
+        bare = _find(rows, bare_label)
+        for label, measured in (("blocking send", send), ("GetTask", get)):
+            if bare and measured:
+                # Cost per request is 1/rps: what our code adds to the bare stack's cost.
+                added = bare["ours"] / measured["ours"] - 1
+                name = f"{label} c=16, our cost over the bare {stack}"
+                check(name, added, "<= 0.25", added <= 0.25)
+    p99 = _find(rows, "blocking send c=64 p99")
+    if p99:
+        ratio = p99["ours"] / p99[THEIRS]
+        check("p99 at c=64, ours/sdk", ratio, "<= 0.2", ratio <= 0.2)
+    memory = next((r for r in rows if r["benchmark"].startswith("memory per stored task")), None)
+    if memory:
+        ratio = memory["ours"] / memory[THEIRS]
+        check("memory per stored task, ours/sdk", ratio, "<= 0.5", ratio <= 0.5)
+    for r in rows:
+        if r["benchmark"].startswith("store ") and r["unit"] == "x":
+            op = r["benchmark"].split()[1]
+            check(
+                f"store {op}: latency at the large size / the small",
+                r["ours"],
+                "<= 1.2",
+                r["ours"] <= 1.2,
+            )
+    return found
+
+
+def target_report(found: list[dict[str, Any]]) -> str:
+    lines = []
+    for t in found:
+        mark = "met   " if t["met"] else "MISSED"
+        lines.append(f"{mark} {t['target']}: {t['measured']:.2f} (goal {t['goal']})")
+    return "\n".join(lines)
 
 
 def machine() -> dict[str, Any]:
@@ -31,47 +278,32 @@ def machine() -> dict[str, Any]:
     }
 
 
-def run_fanout() -> list[dict[str, Any]]:
-    rows = []
-    for subscribers in FANOUT_SUBSCRIBERS:
-        row: dict[str, Any] = {"benchmark": f"SSE fan-out to {subscribers}", "unit": "events/s"}
-        for name in SERVERS:
-            with server(name) as url:
-                result = anyio.run(fanout, url, subscribers)
-            row[name] = result["events_per_second"]
-            row[f"{name} detail"] = result
-        rows.append(row)
-    return rows
-
-
-SCENARIOS = {"fanout": run_fanout}
-
-
-def report(rows: list[dict[str, Any]]) -> str:
-    lines = [
-        f"| {'benchmark':<30} | {'ours':>12} | {'a2a-sdk':>12} | {'ours/sdk':>8} |",
-        f"|{'-' * 32}|{'-' * 14}|{'-' * 14}|{'-' * 10}|",
-    ]
-    for row in rows:
-        ours, theirs = row["ours"], row["a2a-sdk"]
-        ratio = ours / theirs if theirs else float("nan")
-        name = f"{row['benchmark']} ({row['unit']})"
-        lines.append(f"| {name:<30} | {ours:>12.1f} | {theirs:>12.1f} | {ratio:>7.2f}x |")
-    return "\n".join(lines)
-
-
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--quick", action="store_true", help="tiny counts: a smoke run")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/latest.json"))
-    args = parser.parse_args()
-    rows: list[dict[str, Any]] = []
+    args = parser.parse_args(argv)
+    sizes = Sizes(args.quick)
+    rows: list[Row] = []
+    started = time.monotonic()
     for name in args.scenarios.split(","):
-        rows.extend(SCENARIOS[name]())
-    table = report(rows)
-    print(table)
+        print(f"running {name}…", file=sys.stderr, flush=True)
+        rows.extend(SCENARIOS[name](sizes))
+    found = targets(rows)
+    print(report(rows))
+    print()
+    print(target_report(found))
+    results = {
+        "machine": machine(),
+        "seconds": round(time.monotonic() - started, 1),
+        "quick": args.quick,
+        "rows": rows,
+        "targets": found,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": machine(), "rows": rows}, indent=2) + "\n")
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    return results
 
 
 if __name__ == "__main__":

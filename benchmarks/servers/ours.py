@@ -1,4 +1,8 @@
-"""Our server (Quart on hypercorn, asyncio) with the benchmark agent."""
+"""Our server with the benchmark agent: ``python -m benchmarks.servers.ours PORT [asyncio|trio]``.
+
+asyncio: the Quart application on uvicorn with uvloop (what ``serve`` runs); trio: the QuartTrio
+application on hypercorn's trio worker (what ``serve(loop="trio")`` runs).
+"""
 
 import sys
 from collections.abc import AsyncIterator
@@ -6,8 +10,9 @@ from collections.abc import AsyncIterator
 import anyio
 
 from a2a_adapters import build_engine
-from a2a_adapters._serve import fast_loop_factory
-from a2a_adapters.quart import bind_socket, create_app, serve_app
+from a2a_adapters._engine import Engine
+from a2a_adapters._serve import fast_loop_factory, tune_gc
+from a2a_adapters._sockets import bind_socket
 from a2a_core import (
     AgentCard,
     AgentContext,
@@ -37,12 +42,27 @@ async def agent(ctx: AgentContext) -> AsyncIterator[Update]:
     yield completed()
 
 
-async def main(port: int) -> None:
-    engine = build_engine(agent, card=CARD, streaming=True)
+def engine() -> Engine:
+    """The engine both loops serve (the in-process benchmarks use it too)."""
+    return build_engine(agent, card=CARD, streaming=True)
+
+
+def main(port: int, loop: str) -> None:
     sock = bind_socket("127.0.0.1", port)
-    print("READY", flush=True)
-    await serve_app(create_app(engine), sock)
+    tune_gc()  # as serve() does
+    if loop == "trio":
+        import trio
+
+        from a2a_adapters import trio as adapter
+
+        trio.run(adapter.serve_app, adapter.create_app(engine()), sock)
+    else:
+        from a2a_adapters import quart as asyncio_adapter
+
+        app = asyncio_adapter.create_app(engine())
+        backend = {"loop_factory": fast_loop_factory()}
+        anyio.run(asyncio_adapter.serve_app, app, sock, backend_options=backend)
 
 
 if __name__ == "__main__":
-    anyio.run(main, int(sys.argv[1]), backend_options={"loop_factory": fast_loop_factory()})
+    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "asyncio")

@@ -49,8 +49,8 @@ class BenchExecutor(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id or "", context.context_id or "").cancel()
 
 
-def app(port: int) -> Starlette:
-    card = pb.AgentCard(
+def card(port: int) -> pb.AgentCard:
+    return pb.AgentCard(
         name="bench",
         description="Benchmark agent",
         version="1.0.0",
@@ -66,16 +66,25 @@ def app(port: int) -> Starlette:
         default_output_modes=["text/plain"],
         skills=[pb.AgentSkill(id="bench", name="bench", description="bench", tags=["bench"])],
     )
-    handler = DefaultRequestHandler(
-        agent_executor=BenchExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+
+
+def handler(agent_card: pb.AgentCard) -> DefaultRequestHandler:
+    """The SDK's request handler over its in-memory store (the in-process benchmarks call it)."""
+    return DefaultRequestHandler(
+        agent_executor=BenchExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card
     )
-    routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
+
+
+def app(port: int) -> Starlette:
+    agent_card = card(port)
+    routes = create_agent_card_routes(agent_card) + create_jsonrpc_routes(
+        handler(agent_card), rpc_url="/"
+    )
     return Starlette(routes=routes)
 
 
 if __name__ == "__main__":
     port = int(sys.argv[1])
+    # uvicorn's defaults, as an SDK user runs it: httptools and uvloop where installed.
     config = uvicorn.Config(app(port), host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    print("READY", flush=True)
-    server.run()
+    uvicorn.Server(config).run()

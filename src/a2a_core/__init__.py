@@ -95,6 +95,7 @@ from ._inputs import (
     Operation,
     Tick,
 )
+from ._memory import MemoryTasks
 from ._model import (
     Artifact,
     AuthenticationInfo,
@@ -218,6 +219,7 @@ __all__ = [
     "ListTasksResponse",
     "LogQuery",
     "LoggedEvent",
+    "MemoryTasks",
     "Message",
     "MessageKey",
     "MethodNotFoundError",

@@ -312,3 +312,22 @@ def test_serve_on_trio() -> None:
         assert server.process.wait(STOP_TIMEOUT) == 0
     assert card["capabilities"]["streaming"] is True
     assert status_text(task) == "Hello from TCK"
+
+
+def test_serving_processes_collect_garbage_less_often() -> None:
+    # In a process of its own: the tuning is process-wide, which is why only serve() does it.
+    script = (
+        "import gc\n"
+        "from a2a_adapters._serve import GC_YOUNG_THRESHOLD, tune_gc\n"
+        "before = gc.get_threshold()\n"
+        "tune_gc()\n"
+        "after = gc.get_threshold()\n"
+        "assert after == (GC_YOUNG_THRESHOLD, *before[1:]), (before, after)\n"
+        "assert gc.get_freeze_count() > 1000, gc.get_freeze_count()\n"
+        "print('tuned')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "tuned"

@@ -1,0 +1,105 @@
+"""Request/response benchmarks over real HTTP: sends, task reads and the bare stack.
+
+Every figure comes from :func:`benchmarks.load.run_load` driving one server process on
+127.0.0.1 with keep-alive connections, so each server is measured by the same client in the same
+way. Each message has its own id (idempotent re-sends would be cheaper, and unfair).
+"""
+
+import asyncio
+import json
+import random
+from typing import Any
+from urllib.parse import urlsplit
+
+from benchmarks.load import LoadResult, http_request, run_load
+
+#: What every A2A request carries.
+A2A_HEADERS = {"Content-Type": "application/json", "A2A-Version": "1.0"}
+
+
+def _port(url: str) -> int:
+    port = urlsplit(url).port
+    assert port is not None
+    return port
+
+
+def _rpc(method: str, params: dict[str, Any], rpc_id: int) -> bytes:
+    body = {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}
+    return http_request("POST", "/", json.dumps(body).encode(), A2A_HEADERS)
+
+
+def send_request(tag: str, *, blocking: bool = True) -> Any:
+    """A factory of SendMessage requests, each with a new message id."""
+
+    def make(n: int) -> bytes:
+        message = {"messageId": f"{tag}-{n}", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+        params: dict[str, Any] = {"message": message}
+        if not blocking:
+            params["configuration"] = {"returnImmediately": True}
+        return _rpc("SendMessage", params, n)
+
+    return make
+
+
+def load(
+    url: str, make: Any, *, concurrency: int, count: int, max_seconds: float, **options: Any
+) -> LoadResult:
+    return asyncio.run(
+        run_load(
+            "127.0.0.1",
+            _port(url),
+            make,
+            concurrency=concurrency,
+            count=count,
+            max_seconds=max_seconds,
+            **options,
+        )
+    )
+
+
+def sends(
+    url: str, *, concurrency: int, count: int, max_seconds: float, blocking: bool = True
+) -> LoadResult:
+    """Blocking (or ``returnImmediately``) SendMessage calls, the echo agent answering."""
+    tag = f"{'b' if blocking else 'nb'}{concurrency}-{random.randrange(1 << 30)}"
+    make = send_request(tag, blocking=blocking)
+    return load(url, make, concurrency=concurrency, count=count, max_seconds=max_seconds)
+
+
+def fill(url: str, tasks: int, *, concurrency: int = 32, max_seconds: float = 300) -> list[str]:
+    """Create ``tasks`` completed tasks; return their ids."""
+    ids: list[str] = []
+
+    def keep(status: int, body: bytes) -> bool:
+        if status != 200 or b'"error"' in body:
+            return False
+        ids.append(json.loads(body)["result"]["task"]["id"])
+        return True
+
+    make = send_request(f"fill-{random.randrange(1 << 30)}")
+    result = load(
+        url, make, concurrency=concurrency, count=tasks, max_seconds=max_seconds, check=keep
+    )
+    if result.errors:
+        raise RuntimeError(f"filling the store failed: {result.first_error}")
+    return ids
+
+
+def task_reads(
+    url: str, task_ids: list[str], *, concurrency: int, count: int, max_seconds: float
+) -> LoadResult:
+    """GetTask of stored tasks, in a shuffled order."""
+    order = random.sample(task_ids, len(task_ids))
+
+    def make(n: int) -> bytes:
+        return _rpc("GetTask", {"id": order[n % len(order)]}, n)
+
+    return load(url, make, concurrency=concurrency, count=count, max_seconds=max_seconds)
+
+
+def bare(url: str, *, concurrency: int, count: int, max_seconds: float) -> LoadResult:
+    """The trivial endpoint of a bare stack, with a body the size of a small A2A call."""
+    request = _rpc("GetTask", {"id": "0" * 36}, 1)
+    return load(
+        url, lambda _: request, concurrency=concurrency, count=count, max_seconds=max_seconds
+    )

@@ -1,0 +1,388 @@
+"""Benchmarks without HTTP, each run in a fresh process: core rate, memory per task, store latency.
+
+    python -m benchmarks.inprocess core ours|a2a-sdk COUNT
+    python -m benchmarks.inprocess memory ours|a2a-sdk COUNT
+    python -m benchmarks.inprocess store ours|a2a-sdk COUNT
+
+Each prints one JSON object. A fresh process per measurement keeps one server's garbage out of
+the other's memory reading.
+
+* ``core``: SendMessage requests per second from request bytes to response bytes, the echo
+  agent's two updates included. Ours is the sans-IO core alone, driven synchronously over the
+  core's in-memory tasks (no event loop at all); the SDK's is its ``DefaultRequestHandler``
+  called directly, with the JSON and protobuf conversions its JSON-RPC route does around it.
+* ``memory``: resident memory per stored completed task, after ``COUNT`` blocking sends through
+  each server's whole request path short of HTTP (our ``Engine.handle``, the SDK's handler).
+* ``store``: mean latency of get, save and list-first-page on each server's in-memory store
+  holding ``COUNT`` completed tasks.
+"""
+
+import asyncio
+import gc
+import itertools
+import json
+import random
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+#: Page size of the listing measured by ``store``.
+PAGE = 50
+#: Blocking sends in flight at once while ``memory`` fills a server.
+IN_FLIGHT = 32
+
+
+def _send_body(n: int) -> bytes:
+    message = {"messageId": f"m-{n}", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+    body = {"jsonrpc": "2.0", "id": n, "method": "SendMessage", "params": {"message": message}}
+    return json.dumps(body).encode()
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[1])
+    import resource
+
+    return pages * resource.getpagesize()
+
+
+# --- core: decode, decide, encode ---------------------------------------------------------------
+
+
+def core_ours(count: int) -> dict[str, Any]:
+    from a2a_core import (
+        AgentOutput,
+        ArtifactChunk,
+        AwaitTask,
+        Call,
+        Caller,
+        Context,
+        Core,
+        CoreConfig,
+        Decision,
+        HttpRequest,
+        HttpResponse,
+        MemoryTasks,
+        Publish,
+        StartRun,
+        completed,
+        text_artifact,
+    )
+    from benchmarks.servers.ours import CARD
+
+    core = Core(CoreConfig(card=CARD))
+    tasks = MemoryTasks()
+    caller = Caller("anonymous", authenticated=False)
+    headers = {"content-type": "application/json", "a2a-version": "1.0"}
+    ids = itertools.count()
+    epoch = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def execute(inp: Any, n: int) -> Decision:
+        ctx = Context(epoch + timedelta(microseconds=n), lambda: f"id-{next(ids)}")
+        decision = core.decide(inp, tasks.read(core.needs(inp)), ctx)
+        if not tasks.commit(decision.writes):
+            raise RuntimeError("a conflict with no concurrency")
+        return decision
+
+    bodies = [_send_body(n) for n in range(count)]
+    started = time.perf_counter()
+    for n, body in enumerate(bodies):
+        routed = core.handle_http(HttpRequest("POST", "/", headers, body), caller, "http://b")
+        assert not isinstance(routed, HttpResponse)
+        assert isinstance(routed.call, Call)
+        decision = execute(routed.call, n)
+        wait = decision.reply
+        start = next(e for e in decision.effects if isinstance(e, StartRun))
+        assert isinstance(wait, AwaitTask)
+        text = start.context.message.parts[0].text or ""
+        chunk = ArtifactChunk(text_artifact(text, artifact_id="echo"), last_chunk=True)
+        execute(AgentOutput(start.task_id, start.run, chunk), n)
+        done = execute(AgentOutput(start.task_id, start.run, completed()), n)
+        settled = next(e.record for e in done.effects if isinstance(e, Publish) and e.settled)
+        response = core.render(routed, core.settled_reply(wait, settled))
+    seconds = time.perf_counter() - started
+    assert b"TASK_STATE_COMPLETED" in response.body, response.body
+    return {"sends": count, "seconds": seconds, "per_second": count / seconds}
+
+
+def core_sdk(count: int) -> dict[str, Any]:
+    from a2a.server.context import ServerCallContext
+    from a2a.types import a2a_pb2 as pb
+    from google.protobuf.json_format import MessageToDict, ParseDict
+
+    from benchmarks.servers import sdk
+
+    handler = sdk.handler(sdk.card(0))
+    bodies = [_send_body(n) for n in range(count)]
+
+    async def run() -> tuple[float, bytes]:
+        started = time.perf_counter()
+        for raw in bodies:
+            body = json.loads(raw)
+            request = ParseDict(body["params"], pb.SendMessageRequest(), ignore_unknown_fields=True)
+            task = await handler.on_message_send(request, ServerCallContext())
+            result = MessageToDict(pb.SendMessageResponse(task=task))
+            response = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
+        return time.perf_counter() - started, response
+
+    seconds, response = asyncio.run(run())
+    assert b"TASK_STATE_COMPLETED" in response, response
+    return {"sends": count, "seconds": seconds, "per_second": count / seconds}
+
+
+# --- memory per stored task -------------------------------------------------------------------
+
+
+async def _fill(send: Callable[[int], Awaitable[None]], first: int, count: int) -> None:
+    for batch in range(first, first + count, IN_FLIGHT):
+        await asyncio.gather(
+            *(send(n) for n in range(batch, min(batch + IN_FLIGHT, first + count)))
+        )
+
+
+async def _measure_memory(send: Callable[[int], Awaitable[None]], count: int) -> dict[str, Any]:
+    warmup = min(1000, count)
+    await _fill(send, 0, warmup)  # code paths, caches and pools allocated before the baseline
+    gc.collect()
+    before = _rss_bytes()
+    started = time.perf_counter()
+    await _fill(send, warmup, count)
+    seconds = time.perf_counter() - started
+    gc.collect()
+    after = _rss_bytes()
+    return {
+        "tasks": count,
+        "rss_before": before,
+        "rss_after": after,
+        "bytes_per_task": (after - before) / count,
+        "seconds": seconds,
+    }
+
+
+def memory_ours(count: int) -> dict[str, Any]:
+    import anyio
+
+    from a2a_core import HttpRequest
+    from benchmarks.servers.ours import engine
+
+    headers = {"content-type": "application/json", "a2a-version": "1.0"}
+
+    async def run() -> dict[str, Any]:
+        server = engine()
+        async with anyio.create_task_group() as group:
+            await group.start(server.run)
+
+            async def send(n: int) -> None:
+                request = HttpRequest("POST", "/", headers, _send_body(n))
+                response = await server.handle(request, "http://bench")
+                assert b"TASK_STATE_COMPLETED" in getattr(response, "body", b"")
+
+            result = await _measure_memory(send, count)
+            result["stored"] = len(server.store)  # type: ignore[arg-type]
+            await server.aclose()
+        return result
+
+    return asyncio.run(run())
+
+
+def memory_sdk(count: int) -> dict[str, Any]:
+    from a2a.server.context import ServerCallContext
+    from a2a.types import a2a_pb2 as pb
+
+    from benchmarks.servers import sdk
+
+    handler = sdk.handler(sdk.card(0))
+
+    async def send(n: int) -> None:
+        message = pb.Message(message_id=f"m-{n}", role=pb.ROLE_USER, parts=[pb.Part(text="hello")])
+        task = await handler.on_message_send(
+            pb.SendMessageRequest(message=message), ServerCallContext()
+        )
+        assert task.status.state == pb.TASK_STATE_COMPLETED
+
+    async def run() -> dict[str, Any]:
+        result = await _measure_memory(send, count)
+        store = handler.task_store
+        tasks = getattr(store, "tasks", None) or getattr(
+            getattr(store, "_store", None), "tasks", {}
+        )
+        result["stored"] = sum(len(t) for t in tasks.values()) if tasks else None
+        return result
+
+    return asyncio.run(run())
+
+
+# --- store latency ----------------------------------------------------------------------------
+
+
+async def _timed(operation: Callable[[int], Awaitable[Any]], ops: int, budget: float) -> float:
+    """Mean seconds per call of ``operation`` over up to ``ops`` calls (or ``budget`` seconds)."""
+    started = time.perf_counter()
+    deadline = started + budget
+    done = 0
+    while done < ops and time.perf_counter() < deadline:
+        await operation(done)
+        done += 1
+    return (time.perf_counter() - started) / done
+
+
+def store_ours(count: int) -> dict[str, Any]:
+    import attrs
+
+    from a2a_adapters.stores import MemoryStore
+    from a2a_core import (
+        ListQuery,
+        Message,
+        Owner,
+        Part,
+        Put,
+        Reads,
+        Role,
+        Task,
+        TaskRecord,
+        TaskState,
+        TaskStatus,
+        message_fingerprint,
+        text_artifact,
+    )
+
+    owner = Owner("anonymous")
+    epoch = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def record(n: int) -> TaskRecord:
+        message = Message(
+            message_id=f"m-{n}", role=Role.USER, parts=(Part(text="hello"),), task_id=f"t-{n}"
+        )
+        status = TaskStatus(TaskState.COMPLETED, timestamp=epoch + timedelta(microseconds=n))
+        task = Task(
+            f"t-{n}",
+            status,
+            context_id=f"c-{n}",
+            artifacts=(text_artifact("hello", artifact_id="echo"),),
+            history=(message,),
+        )
+        fingerprint = message_fingerprint(message)
+        return TaskRecord(
+            task, owner, 1, epoch, run=1, seq=3, messages=((message.message_id, fingerprint),)
+        )
+
+    store = MemoryStore()
+    records = [record(n) for n in range(count)]
+
+    async def run() -> dict[str, Any]:
+        for r in records:
+            assert await store.commit([Put(r, 0)])
+        picks = [random.randrange(count) for _ in range(OPS)]
+        reads = [Reads(task_id=f"t-{n}") for n in picks]
+        # Status changes, which move their tasks in the listing order (a re-index each).
+        later = epoch + timedelta(days=1)
+        puts = []
+        for i, n in enumerate(picks):
+            old = records[n]
+            status = attrs.evolve(old.task.status, timestamp=later + timedelta(microseconds=i))
+            task = attrs.evolve(old.task, status=status)
+            records[n] = attrs.evolve(old, task=task, version=old.version + 1)
+            puts.append([Put(records[n], old.version)])
+
+        async def get(i: int) -> None:
+            await store.read(reads[i])
+
+        async def save(i: int) -> None:
+            assert await store.commit(puts[i])
+
+        async def list_page(_: int) -> None:
+            await store.read(Reads(listing=ListQuery(owner, PAGE)))
+
+        return {
+            "tasks": count,
+            "get_us": await _timed(get, OPS, BUDGET) * 1e6,
+            "save_us": await _timed(save, OPS, BUDGET) * 1e6,
+            "list_us": await _timed(list_page, OPS, BUDGET) * 1e6,
+        }
+
+    return asyncio.run(run())
+
+
+def store_sdk(count: int) -> dict[str, Any]:
+    from a2a.server.context import ServerCallContext
+    from a2a.server.tasks import InMemoryTaskStore
+    from a2a.types import a2a_pb2 as pb
+
+    store = InMemoryTaskStore()
+    context = ServerCallContext()
+
+    def task(n: int) -> Any:
+        message = pb.Message(
+            message_id=f"m-{n}", role=pb.ROLE_USER, parts=[pb.Part(text="hello")], task_id=f"t-{n}"
+        )
+        result = pb.Task(
+            id=f"t-{n}",
+            context_id=f"c-{n}",
+            status=pb.TaskStatus(state=pb.TASK_STATE_COMPLETED),
+            artifacts=[pb.Artifact(artifact_id="echo", parts=[pb.Part(text="hello")])],
+            history=[message],
+        )
+        result.status.timestamp.FromDatetime(datetime(2026, 1, 1) + timedelta(microseconds=n))
+        return result
+
+    async def run() -> dict[str, Any]:
+        tasks = [task(n) for n in range(count)]
+        for t in tasks:
+            await store.save(t, context)
+        picks = [random.randrange(count) for _ in range(OPS)]
+        ids = [f"t-{n}" for n in picks]
+        updates = []
+        for i, n in enumerate(picks):
+            updated = pb.Task()
+            updated.CopyFrom(tasks[n])
+            updated.status.timestamp.FromDatetime(datetime(2026, 1, 2) + timedelta(microseconds=i))
+            updates.append(updated)
+
+        async def get(i: int) -> None:
+            await store.get(ids[i], context)
+
+        async def save(i: int) -> None:
+            await store.save(updates[i], context)
+
+        async def list_page(_: int) -> None:
+            await store.list(pb.ListTasksRequest(page_size=PAGE), context)
+
+        return {
+            "tasks": count,
+            "get_us": await _timed(get, OPS, BUDGET) * 1e6,
+            "save_us": await _timed(save, OPS, BUDGET) * 1e6,
+            "list_us": await _timed(list_page, OPS, BUDGET) * 1e6,
+        }
+
+    return asyncio.run(run())
+
+
+#: Calls timed per store operation, and the seconds each operation may take at most.
+OPS = 2000
+BUDGET = 5.0
+
+BENCHMARKS: dict[tuple[str, str], Callable[[int], dict[str, Any]]] = {
+    ("core", "ours"): core_ours,
+    ("core", "a2a-sdk"): core_sdk,
+    ("memory", "ours"): memory_ours,
+    ("memory", "a2a-sdk"): memory_sdk,
+    ("store", "ours"): store_ours,
+    ("store", "a2a-sdk"): store_sdk,
+}
+
+
+def run_in_subprocess(benchmark: str, server: str, count: int) -> dict[str, Any]:
+    """Run one in-process benchmark in a fresh interpreter; return what it measured."""
+    import subprocess
+
+    command = [sys.executable, "-m", "benchmarks.inprocess", benchmark, server, str(count)]
+    output = subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
+    result: dict[str, Any] = json.loads(output.stdout.strip().splitlines()[-1])
+    return result
+
+
+if __name__ == "__main__":
+    name, server, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    print(json.dumps(BENCHMARKS[name, server](count)))

@@ -1,0 +1,340 @@
+"""Tasks in memory: the data structure behind the default store, with no I/O at all.
+
+Synchronous, so that it serves the asyncio and trio adapters' ``MemoryStore`` (which wraps it in
+the store contract's coroutines), the deterministic driver of ``a2a_core.testing`` (which runs a
+whole server with no event loop) and benchmarks of the core alone.
+
+Records live in a dict by task id. Listings come from per-owner (and per owner-and-context)
+indexes kept sorted by (status timestamp, task id), so a page costs a binary search plus the
+records it returns, never a scan of every task; terminal tasks have such an index too, for the
+expiry sweep. Client message ids map to their task per owner, and a commit that would give one id
+to two tasks fails like a version conflict.
+"""
+
+import bisect
+from collections.abc import Sequence
+from datetime import datetime
+
+from ._errors import UsageError
+from ._model import StreamEvent
+from ._records import Owner, TaskRecord
+from ._storage import (
+    Cursor,
+    Delete,
+    Expired,
+    ExpiryQuery,
+    ListQuery,
+    LoggedEvent,
+    LogQuery,
+    Page,
+    Put,
+    Reads,
+    Snapshot,
+    Write,
+)
+
+__all__ = ["MemoryTasks"]
+
+_Key = tuple[datetime, str]
+#: Sorts after every task id (ids are text), to make a range end inclusive.
+_MAX_ID = "\U0010ffff"
+
+
+class _SortedIndex:
+    """Task keys in ascending (updated_at, id) order, kept in blocks of bounded size.
+
+    One flat sorted list would make every insert and removal a ``memmove`` of the keys after it:
+    cheap at a thousand tasks, tens of microseconds at a hundred thousand. Blocks of at most
+    ``2 * LOAD`` keys, found by bisecting the blocks' last keys, keep both near constant (the
+    design of ``sortedcontainers.SortedList``, cut down to what a store needs).
+    """
+
+    __slots__ = ("_blocks", "_len", "_maxes")
+
+    LOAD = 512
+
+    def __init__(self) -> None:
+        self._blocks: list[list[_Key]] = []
+        self._maxes: list[_Key] = []  # the last key of each block
+        self._len = 0
+
+    def __len__(self) -> int:
+        return self._len
+
+    def add(self, key: _Key) -> None:
+        self._len += 1
+        if not self._blocks:
+            self._blocks.append([key])
+            self._maxes.append(key)
+            return
+        at = min(bisect.bisect_left(self._maxes, key), len(self._blocks) - 1)
+        block = self._blocks[at]
+        bisect.insort(block, key)
+        self._maxes[at] = block[-1]
+        if len(block) > 2 * self.LOAD:
+            self._blocks[at : at + 1] = [block[: self.LOAD], block[self.LOAD :]]
+            self._maxes[at : at + 1] = [block[self.LOAD - 1], block[-1]]
+
+    def remove(self, key: _Key) -> None:
+        at = bisect.bisect_left(self._maxes, key)
+        if at == len(self._blocks):
+            return
+        block = self._blocks[at]
+        index = bisect.bisect_left(block, key)
+        if index == len(block) or block[index] != key:
+            return
+        del block[index]
+        self._len -= 1
+        if block:
+            self._maxes[at] = block[-1]
+        else:
+            del self._blocks[at], self._maxes[at]
+
+    def _locate(self, key: _Key) -> tuple[int, int]:
+        """(block, offset) of the first key not less than ``key`` (may be one past the end)."""
+        at = bisect.bisect_left(self._maxes, key)
+        if at == len(self._blocks):
+            return at, 0
+        return at, bisect.bisect_left(self._blocks[at], key)
+
+    def _rank(self, key: _Key) -> int:
+        """How many keys are less than ``key``."""
+        at, offset = self._locate(key)
+        return sum(len(block) for block in self._blocks[:at]) + offset
+
+    def newest_first(
+        self, before: _Key | None, since: datetime | None, limit: int | None = None
+    ) -> list[_Key]:
+        """Keys strictly older than ``before`` and not older than ``since``, newest first (at
+        most ``limit`` of them)."""
+        at, offset = self._locate(before) if before is not None else (len(self._blocks), 0)
+        if at == len(self._blocks):  # every key is older than ``before``
+            at -= 1
+            offset = len(self._blocks[at]) if at >= 0 else 0
+        floor = (since, "") if since is not None else None
+        found: list[_Key] = []
+        while at >= 0:
+            block = self._blocks[at]
+            for index in range(offset - 1, -1, -1):
+                key = block[index]
+                if floor is not None and key < floor:
+                    return found
+                found.append(key)
+                if len(found) == limit:
+                    return found
+            at -= 1
+            offset = len(self._blocks[at]) if at >= 0 else 0
+        return found
+
+    def oldest(self, before: datetime, limit: int) -> tuple[list[_Key], _Key | None]:
+        """Up to ``limit`` oldest keys not newer than ``before``, and the key after them."""
+        ceiling = (before, _MAX_ID)
+        found: list[_Key] = []
+        for block in self._blocks:
+            for key in block:
+                if key > ceiling or len(found) == limit:
+                    return found, key
+                found.append(key)
+        return found, None
+
+    def count_since(self, since: datetime | None) -> int:
+        if since is None:
+            return self._len
+        return self._len - self._rank((since, ""))
+
+
+class _ContextKeys:
+    """A context's keys (one plain sorted list) seen through the index's reading methods."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, keys: list[_Key]) -> None:
+        self.keys = keys
+
+    def newest_first(
+        self, before: _Key | None, since: datetime | None, limit: int | None = None
+    ) -> list[_Key]:
+        stop = len(self.keys) if before is None else bisect.bisect_left(self.keys, before)
+        start = 0 if since is None else bisect.bisect_left(self.keys, (since, ""))
+        if limit is not None:
+            start = max(start, stop - limit)
+        return self.keys[start:stop][::-1]
+
+    def count_since(self, since: datetime | None) -> int:
+        if since is None:
+            return len(self.keys)
+        return len(self.keys) - bisect.bisect_left(self.keys, (since, ""))
+
+
+class MemoryTasks:
+    """Tasks in a dict, listings from sorted per-owner indexes: a synchronous store."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, TaskRecord] = {}
+        # (owner, None) indexes all of an owner's tasks; (owner, context_id) one context's.
+        self._owners: dict[Owner, _SortedIndex] = {}
+        # Per owner, each context's keys in one plain sorted list: most contexts hold a task or
+        # a few, and a list costs a fraction of an index object (this is most of a stored
+        # task's bookkeeping when every task has a context of its own).
+        self._contexts: dict[Owner, dict[str, list[_Key]]] = {}
+        self._terminal = _SortedIndex()
+        self._messages: dict[tuple[Owner, str], str] = {}
+        # Event number n of a task is at index n - 1 of its log (so numbers need no storing).
+        self._logs: dict[str, list[StreamEvent]] = {}
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def read(self, reads: Reads) -> Snapshot:
+        """The records ``reads`` names."""
+        task = self._records.get(reads.task_id) if reads.task_id else None
+        by_message = None
+        if reads.message is not None:
+            holder = self._messages.get((reads.message.owner, reads.message.message_id))
+            by_message = self._records.get(holder) if holder else None
+        page = self._page(reads.listing) if reads.listing is not None else None
+        expired = self._expired(reads.expiry) if reads.expiry is not None else None
+        log = self._log(reads.log) if reads.log is not None else ()
+        return Snapshot(task=task, by_message=by_message, page=page, expired=expired, log=log)
+
+    def commit(self, writes: Sequence[Write]) -> bool:
+        """Apply all ``writes`` or none: ``False`` if an expected version no longer holds (or
+        a message id would be held by two tasks)."""
+        for write in writes:
+            current = self._records.get(_task_id(write))
+            if (current.version if current else 0) != write.expected:
+                return False
+        if not self._message_ids_free(writes):
+            return False
+        for write in writes:
+            self._apply(write)
+        return True
+
+    def _message_ids_free(self, writes: Sequence[Write]) -> bool:
+        """Whether no Put claims a message id that another task (after the batch) holds."""
+        deleted = {w.task_id for w in writes if isinstance(w, Delete)}
+        claimed: dict[tuple[Owner, str], str] = {}
+        for write in writes:
+            if not isinstance(write, Put):
+                continue
+            record = write.record
+            for message_id, _ in record.messages:
+                key = (record.owner, message_id)
+                holder = claimed.setdefault(key, record.id)
+                stored = self._messages.get(key)
+                if holder != record.id or stored not in (None, record.id, *deleted):
+                    return False
+        return True
+
+    def clear(self) -> None:
+        """Forget every task."""
+        self._records.clear()
+        self._owners.clear()
+        self._contexts.clear()
+        self._terminal = _SortedIndex()
+        self._messages.clear()
+        self._logs.clear()
+
+    def _apply(self, write: Write) -> None:
+        old = self._records.get(_task_id(write))
+        match write:
+            case Put(record=record, events=events):
+                if record.version != write.expected + 1:
+                    raise UsageError("a Put must advance the version by exactly one")
+                log = self._logs.setdefault(record.id, [])
+                if events and events[0].seq != len(log) + 1:
+                    raise UsageError("logged events must continue the task's log without a gap")
+                log.extend(logged.event for logged in events)
+                self._records[record.id] = record
+                if old is None or _index_key(old) != _index_key(record):
+                    if old is not None:
+                        self._unindex(old)
+                    self._index(record)
+            case Delete(task_id=task_id):
+                if old is not None:
+                    self._unindex(old)
+                self._records.pop(task_id, None)
+                self._logs.pop(task_id, None)
+
+    def _index(self, record: TaskRecord) -> None:
+        key = (record.updated_at, record.id)
+        owner = record.owner
+        self._owners.setdefault(owner, _SortedIndex()).add(key)
+        contexts = self._contexts.setdefault(owner, {})
+        bisect.insort(contexts.setdefault(record.task.context_id, []), key)
+        if record.state.terminal:
+            self._terminal.add(key)
+        for message_id, _ in record.messages:
+            self._messages[record.owner, message_id] = record.id
+
+    def _unindex(self, record: TaskRecord) -> None:
+        key = (record.updated_at, record.id)
+        owner, context_id = record.owner, record.task.context_id
+        index = self._owners[owner]
+        index.remove(key)
+        if not index:
+            del self._owners[owner]
+        contexts = self._contexts[owner]
+        keys = contexts[context_id]
+        del keys[bisect.bisect_left(keys, key)]
+        if not keys:
+            del contexts[context_id]
+            if not contexts:
+                del self._contexts[owner]
+        if record.state.terminal:
+            self._terminal.remove(key)
+        for message_id, _ in record.messages:
+            if self._messages.get((record.owner, message_id)) == record.id:
+                del self._messages[record.owner, message_id]
+
+    def _log(self, query: LogQuery) -> tuple[LoggedEvent, ...]:
+        events = self._logs.get(query.task_id, [])[query.after : query.after + query.limit]
+        return tuple(LoggedEvent(query.after + n, event) for n, event in enumerate(events, 1))
+
+    def _expired(self, query: ExpiryQuery) -> Expired:
+        keys, after = self._terminal.oldest(query.before, query.limit)
+        records = tuple(self._records[task_id] for _, task_id in keys)
+        return Expired(records, after[0] if after else None)
+
+    def _page(self, query: ListQuery) -> Page:
+        index: _SortedIndex | _ContextKeys | None = self._owners.get(query.owner)
+        if query.context_id:
+            keys = self._contexts.get(query.owner, {}).get(query.context_id)
+            index = _ContextKeys(keys) if keys else None
+        if index is None:
+            return Page((), 0, None)
+        cursor = (query.cursor.updated_at, query.cursor.task_id) if query.cursor else None
+        if query.state is None:
+            # Only the time filter applies: the index answers the count directly.
+            total = index.count_since(query.updated_since)
+            keys = index.newest_first(cursor, query.updated_since, query.page_size + 1)
+            records = [self._records[task_id] for _, task_id in keys]
+        else:
+            matching = [
+                self._records[task_id]
+                for _, task_id in index.newest_first(None, query.updated_since)
+                if self._records[task_id].state is query.state
+            ]
+            total = len(matching)
+            records = [r for r in matching if cursor is None or (r.updated_at, r.id) < cursor]
+        page = records[: query.page_size]
+        more = len(records) > query.page_size
+        last = page[-1] if page else None
+        next_cursor = Cursor(last.updated_at, last.id) if more and last else None
+        return Page(tuple(page), total, next_cursor)
+
+
+def _index_key(record: TaskRecord) -> tuple[object, ...]:
+    """Everything the indexes depend on: a write that keeps it needs no re-indexing (most
+    agent output, such as an artifact, changes none of it)."""
+    return (
+        record.updated_at,
+        record.owner,
+        record.task.context_id,
+        record.state.terminal,
+        record.messages,
+    )
+
+
+def _task_id(write: Write) -> str:
+    return write.record.id if isinstance(write, Put) else write.task_id

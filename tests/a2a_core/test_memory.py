@@ -1,0 +1,91 @@
+"""The blocked sorted index behind ``MemoryTasks``: the same answers as one sorted list.
+
+The store conformance suite (``tests/a2a_adapters/stores``) runs too few tasks to split a
+block, so the index is checked here with tiny blocks against a plain sorted list.
+"""
+
+import bisect
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from a2a_core._memory import _SortedIndex
+
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+Key = tuple[datetime, str]
+
+keys = st.builds(
+    lambda seconds, name: (EPOCH + timedelta(seconds=seconds), name),
+    st.integers(0, 40),
+    st.sampled_from("abcdefgh"),
+)
+operations = st.lists(st.tuples(st.booleans(), keys), max_size=200)
+
+
+class TinyBlocks(_SortedIndex):
+    LOAD = 2
+
+
+def build(ops: list[tuple[bool, Key]]) -> tuple[_SortedIndex, list[Key]]:
+    index: _SortedIndex = TinyBlocks()
+    reference: list[Key] = []
+    for adding, key in ops:
+        if adding and key not in reference:
+            index.add(key)
+            bisect.insort(reference, key)
+        elif not adding:
+            index.remove(key)  # removing an absent key is a no-op
+            if key in reference:
+                reference.remove(key)
+    return index, reference
+
+
+@settings(max_examples=300)
+@given(ops=operations, before=st.none() | keys, since=st.none() | st.integers(0, 40))
+def test_the_index_answers_as_a_sorted_list(
+    ops: list[tuple[bool, Key]], before: Key | None, since: int | None
+) -> None:
+    index, reference = build(ops)
+    assert len(index) == len(reference)
+    floor = EPOCH + timedelta(seconds=since) if since is not None else None
+    expected = [
+        k
+        for k in reversed(reference)
+        if (before is None or k < before) and (floor is None or k >= (floor, ""))
+    ]
+    assert index.newest_first(before, floor) == expected
+    for limit in (1, 3):
+        assert index.newest_first(before, floor, limit) == expected[:limit]
+    assert index.count_since(floor) == len(
+        [k for k in reference if floor is None or k >= (floor, "")]
+    )
+    if floor is not None:
+        ceiling = [k for k in reference if k[0] <= floor]
+        found, after = index.oldest(floor, 3)
+        assert found == ceiling[:3]
+        rest = reference[len(found) :]
+        assert after == (rest[0] if rest else None)
+
+
+def test_blocks_split_and_empty_blocks_go() -> None:
+    index = TinyBlocks()
+    added = [(EPOCH + timedelta(seconds=n), "t") for n in range(50)]
+    for key in added:
+        index.add(key)
+    assert len(index._blocks) > 10
+    for key in added[:48]:
+        index.remove(key)
+    assert index.newest_first(None, None) == added[:47:-1]
+    assert len(index._blocks) <= 2
+
+
+@pytest.mark.parametrize("count", [0, 1, 5])
+def test_an_index_may_be_small_or_empty(count: int) -> None:
+    index = TinyBlocks()
+    for n in range(count):
+        index.add((EPOCH + timedelta(seconds=n), "t"))
+    assert len(index.newest_first(None, None)) == count
+    assert index.count_since(None) == count

@@ -1,0 +1,87 @@
+"""The benchmark harness still runs end to end: a quick run of every scenario against every
+server writes a complete result file (the figures of such a tiny run mean little)."""
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import run
+from benchmarks.harness import SERVERS
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    os.environ["A2A_BENCH_FANOUT_DELAY"] = "0.5"  # read by the servers it starts
+    out = tmp_path_factory.mktemp("bench") / "results.json"
+    try:
+        returned = run.main(["--quick", "--out", str(out)])
+    finally:
+        del os.environ["A2A_BENCH_FANOUT_DELAY"]
+    written = json.loads(Path(out).read_text())
+    assert written["rows"] == json.loads(json.dumps(returned["rows"]))
+    result: dict[str, Any] = written
+    return result
+
+
+def test_every_scenario_measured_both_servers(results: dict[str, Any]) -> None:
+    benchmarks = {r["benchmark"] for r in results["rows"]}
+    for expected in (
+        "blocking send c=1",
+        "blocking send c=64 p99",
+        "non-blocking send c=16",
+        "bare server, raw ASGI c=16",
+        "bare framework route c=16",
+        "SSE fan-out to 10",
+        "SendMessage in process, no HTTP",
+        "store list at 1,000 tasks",
+    ):
+        assert expected in benchmarks
+    for r in results["rows"]:
+        assert r["ours"] > 0, r
+        assert r[run.THEIRS] > 0, r
+    http_rows = [r for r in results["rows"] if r["unit"] == "req/s"]
+    assert http_rows
+    for r in http_rows:
+        assert set(SERVERS) <= set(r), r  # the trio adapter too
+        for detail in r["detail"].values():
+            assert detail["errors"] == 0
+
+
+def test_fan_out_reached_every_subscriber(results: dict[str, Any]) -> None:
+    fanouts = [r for r in results["rows"] if r["benchmark"].startswith("SSE fan-out")]
+    assert fanouts
+    for r in fanouts:
+        for detail in r["detail"].values():
+            assert detail["complete"], detail
+
+
+def test_memory_counts_what_was_stored(results: dict[str, Any]) -> None:
+    memory = next(r for r in results["rows"] if r["benchmark"].startswith("memory per"))
+    ours = memory["detail"]["ours"]
+    assert ours["stored"] == ours["tasks"] + min(1000, ours["tasks"])  # with the warm-up
+    assert ours["rss_after"] > ours["rss_before"]
+
+
+def test_targets_are_judged_from_the_measured_figures(results: dict[str, Any]) -> None:
+    targets = {t["target"]: t for t in results["targets"]}
+    send = next(r for r in results["rows"] if r["benchmark"] == "blocking send c=16")
+    judged = targets["blocking send c=16, ours/sdk"]
+    assert judged["measured"] == pytest.approx(send["ours"] / send[run.THEIRS])
+    assert judged["met"] == (judged["measured"] >= 5)
+    assert "p99 at c=64, ours/sdk" in targets
+    assert "memory per stored task, ours/sdk" in targets
+    assert {"store get", "store save", "store list"} <= {
+        t.split(":")[0] for t in targets if t.startswith("store")
+    }
+
+
+def test_the_report_shows_each_figure_and_the_ratio() -> None:
+    rows = [run.row("blocking send c=16", "req/s", "higher", ours=3000.0, **{run.THEIRS: 500.0})]
+    table = run.report(rows)
+    assert "3,000" in table
+    assert "500" in table
+    assert "6.00x" in table
+    assert "| -" in table or " - |" in table  # the trio column was not measured
