@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from a2a_core import (
+    ANONYMOUS,
     APIKeySecurityScheme,
     Caller,
     Core,
@@ -32,7 +33,6 @@ __all__ = [
 ]
 
 #: The caller of a server that runs open: everyone shares its tasks.
-ANONYMOUS = Caller("anonymous", authenticated=False)
 
 
 class Authenticator(Protocol):

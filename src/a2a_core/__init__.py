@@ -85,6 +85,7 @@ from ._errors import (
 )
 from ._http import Binding, Dispatch, HttpRequest, HttpResponse
 from ._inputs import (
+    ANONYMOUS,
     AgentDone,
     AgentOutput,
     Call,
@@ -128,6 +129,7 @@ from ._requests import (
     SendMessageRequest,
     SubscribeToTaskRequest,
 )
+from ._server import Action, Answer, Frames, Server, Stream, Waiting
 from ._sse import KEEPALIVE, SSE_HEADERS, sse_event
 from ._states import TRANSITIONS, Event, IllegalTransition, state_diagram, transition
 from ._storage import (
@@ -149,12 +151,14 @@ from ._streams import Advance, OpenStream, StreamCursor, StreamMode, advance, op
 from ._wire_v1 import V1Codec
 
 __all__ = [
+    "ANONYMOUS",
     "ERROR_CODES",
     "KEEPALIVE",
     "SSE_HEADERS",
     "TRANSITIONS",
     "A2AError",
     "APIKeySecurityScheme",
+    "Action",
     "Advance",
     "Agent",
     "AgentCapabilities",
@@ -167,6 +171,7 @@ __all__ = [
     "AgentOutput",
     "AgentProvider",
     "AgentSkill",
+    "Answer",
     "Artifact",
     "ArtifactChunk",
     "AuthenticationInfo",
@@ -198,6 +203,7 @@ __all__ = [
     "ExtensionSupportRequiredError",
     "Fail",
     "FieldViolation",
+    "Frames",
     "GetExtendedAgentCardRequest",
     "GetTaskPushNotificationConfigRequest",
     "GetTaskRequest",
@@ -250,10 +256,12 @@ __all__ = [
     "SecurityScheme",
     "SendMessageConfiguration",
     "SendMessageRequest",
+    "Server",
     "Snapshot",
     "StartRun",
     "Status",
     "StopRun",
+    "Stream",
     "StreamCursor",
     "StreamEvent",
     "StreamMode",
@@ -273,6 +281,7 @@ __all__ = [
     "UsageError",
     "V1Codec",
     "VersionNotSupportedError",
+    "Waiting",
     "Write",
     "address_allowed",
     "advance",

@@ -15,6 +15,7 @@ import attrs
 from ._requests import Request
 
 __all__ = [
+    "ANONYMOUS",
     "AgentDone",
     "AgentOutput",
     "Call",
@@ -62,6 +63,10 @@ class Caller:
 
     principal: str
     authenticated: bool = True
+
+
+#: The caller of a server that authenticates nobody: every request is this one principal's.
+ANONYMOUS = Caller("anonymous", authenticated=False)
 
 
 @attrs.frozen

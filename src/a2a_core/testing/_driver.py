@@ -1,0 +1,360 @@
+"""The deterministic driver: a whole A2A server run synchronously, step by step, on a fake clock.
+
+:class:`Driver` is a :class:`~a2a_core.Server` with the outside world played by the test: the
+clock moves only when :meth:`Driver.advance` moves it, ids are ``id-1``, ``id-2``, …, and agent
+runs move only when the test steps them. So a test can replay any interleaving of requests,
+agent output, cancels, disconnects and clock jumps, and look at every reply, stream frame and
+push notification, with no event loop and no flakiness.
+
+Agents run in one of two ways:
+
+* given an agent function, the driver steps it by hand: :meth:`Driver.step` advances one run to
+  its next ``yield`` (or its end), and :meth:`Driver.run_agents` steps every run until none can
+  go on. An agent that awaits the event loop (``anyio.sleep``, a network call) cannot be stepped
+  without one, and the driver says so;
+* with no agent function, the test scripts every run: :meth:`Driver.agent_yields`,
+  :meth:`Driver.agent_returns`, :meth:`Driver.agent_raises`.
+"""
+
+import json
+from collections.abc import Coroutine, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import attrs
+
+from a2a_core import (
+    ANONYMOUS,
+    Agent,
+    AgentCard,
+    Answer,
+    Caller,
+    Core,
+    CoreConfig,
+    Frames,
+    HttpRequest,
+    HttpResponse,
+    Notify,
+    Server,
+    StartRun,
+    StopRun,
+    Stream,
+    UsageError,
+    Waiting,
+)
+
+__all__ = ["EPOCH", "Driver", "Exchange"]
+
+#: Where the fake clock starts unless told otherwise.
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+_CARD = AgentCard(name="driven", description="An agent under test", version="1.0.0")
+
+
+@attrs.define
+class Exchange:
+    """One request and everything that came back for it."""
+
+    number: int
+    #: The response, once there is one (at once, or when a blocking send's task settled).
+    response: HttpResponse | None = None
+    #: For a stream: its SSE frames so far, and whether it ended.
+    frames: list[bytes] = attrs.field(factory=list)
+    stream: bool = False
+    ended: bool = False
+
+    @property
+    def answered(self) -> bool:
+        return self.response is not None or self.stream
+
+    def json(self) -> Any:
+        """The response body, parsed."""
+        if self.response is None:
+            raise UsageError(f"request {self.number} has no response yet")
+        return json.loads(self.response.body)
+
+    def result(self) -> Any:
+        """The JSON-RPC ``result`` (fails, showing the error, if the call failed)."""
+        body = self.json()
+        if "result" not in body:
+            raise AssertionError(f"request {self.number} failed: {body}")
+        return body["result"]
+
+    def error(self) -> Any:
+        """The JSON-RPC ``error`` (fails if the call succeeded)."""
+        body = self.json()
+        if "error" not in body:
+            raise AssertionError(f"request {self.number} succeeded: {body}")
+        return body["error"]
+
+    def events(self) -> list[Any]:
+        """The JSON payloads of the stream's events so far (keep-alives and ids left out)."""
+        found = []
+        for frame in self.frames:
+            for line in frame.decode().splitlines():
+                if line.startswith("data:"):
+                    found.append(json.loads(line[5:]))
+        return found
+
+
+#: What asyncio, anyio and trio say when awaited with no loop running.
+_NO_LOOP = ("no running event loop", "asynchronous event loop", "from async context")
+
+
+def _needs_loop(what: object) -> UsageError:
+    return UsageError(
+        f"the agent awaited the event loop ({what}), which the driver does not run: "
+        "script that agent's output with agent_yields / agent_returns instead"
+    )
+
+
+class _Stepper:
+    """An agent run, advanced by hand: each step runs it to its next yield or its end."""
+
+    def __init__(self, run: int, started: Any) -> None:
+        self.run = run
+        self._started = started  # an async generator, or a coroutine
+        #: The server said nothing more from this run counts: let it finish, report nothing.
+        self.over = False
+
+    def step(self) -> tuple[str, Any]:
+        """("yield", value), ("return", value) or ("raise", error)."""
+        if isinstance(self._started, Coroutine):
+            awaitable: Any = self._started
+        else:
+            awaitable = self._started.__anext__()
+        try:
+            blocked = awaitable.send(None)
+        except StopIteration as done:
+            if awaitable is self._started:
+                return "return", done.value
+            return "yield", done.value
+        except StopAsyncIteration:
+            return "return", None
+        except RuntimeError as error:
+            if any(sign in str(error) for sign in _NO_LOOP):
+                raise _needs_loop(error) from error
+            return "raise", error
+        except Exception as error:
+            return "raise", error
+        awaitable.close()
+        raise _needs_loop(blocked)
+
+    def close(self) -> None:
+        """Stop the run where it is (its ``finally`` blocks run, as on a cancel)."""
+        if isinstance(self._started, Coroutine):
+            self._started.close()
+            return
+        closing = self._started.aclose()
+        try:
+            closing.send(None)
+        except (StopIteration, StopAsyncIteration, RuntimeError):
+            return
+        closing.close()  # it awaited the loop while closing: nothing more to do here
+
+
+class Driver:
+    """A whole server, synchronous and deterministic (see the module's docstring).
+
+    ``agent`` is an agent function, a mapping of skill id to agent, or ``None`` to script every
+    run; ``config`` (or ``card`` and keyword options for :class:`~a2a_core.CoreConfig`) sets up
+    the core; the clock starts at ``start``.
+    """
+
+    def __init__(
+        self,
+        agent: Agent | Mapping[str, Agent] | None = None,
+        *,
+        config: CoreConfig | None = None,
+        card: AgentCard | None = None,
+        start: datetime = EPOCH,
+        **options: Any,
+    ) -> None:
+        if config is None:
+            options.setdefault("streaming", True)
+            config = CoreConfig(card=card or _CARD, **options)
+        self.now = start
+        self.server = Server(Core(config))
+        self._agents = agent
+        #: The current run of each task with a run going: its :class:`~a2a_core.StartRun`.
+        self.runs: dict[str, StartRun] = {}
+        #: Every run that was stopped, in order.
+        self.stopped: list[StopRun] = []
+        #: Every push notification the server asked to deliver, in order.
+        self.pushes: list[Notify] = []
+        self._steppers: dict[str, _Stepper] = {}
+        self._exchanges: dict[int, Exchange] = {}
+
+    @property
+    def core(self) -> Core:
+        return self.server.core
+
+    # --- requests -----------------------------------------------------------------------------
+
+    def request(self, request: HttpRequest, *, caller: Caller = ANONYMOUS) -> Exchange:
+        """Send ``request``; its :class:`Exchange` fills in as the server answers."""
+        received = self.server.receive(request, self.now, caller=caller)
+        match received:
+            case HttpResponse():
+                exchange = Exchange(0, response=received)
+            case Waiting(exchange=number):
+                exchange = self._exchanges[number] = Exchange(number)
+            case Stream(stream=number, frames=frames, ended=ended):
+                exchange = Exchange(number, frames=list(frames), stream=True, ended=ended)
+                self._exchanges[number] = exchange
+        self._pump()
+        return exchange
+
+    def rpc(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        version: str | None = "1.0",
+        rpc_id: int | str = 1,
+        caller: Caller = ANONYMOUS,
+        headers: Mapping[str, str] | None = None,
+    ) -> Exchange:
+        """A JSON-RPC call on the default endpoint (``version`` None sends no ``A2A-Version``)."""
+        body = {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params or {}}
+        sent = {"content-type": "application/json", **(headers or {})}
+        if version is not None:
+            sent["a2a-version"] = version
+        return self.request(
+            HttpRequest("POST", "/", sent, json.dumps(body).encode()), caller=caller
+        )
+
+    def send(
+        self, text: str = "hello", *, message_id: str | None = None, **params: Any
+    ) -> Exchange:
+        """A v1.0 ``SendMessage`` of one text part; ``params`` are merged into the params
+        (``configuration``, ``metadata``) or the message (``task_id``, ``context_id``)."""
+        self._sent = getattr(self, "_sent", 0) + 1
+        message: dict[str, Any] = {
+            "messageId": message_id or f"msg-{self._sent}",
+            "role": "ROLE_USER",
+            "parts": [{"text": text}],
+        }
+        for key, wire in (("task_id", "taskId"), ("context_id", "contextId")):
+            if key in params:
+                message[wire] = params.pop(key)
+        return self.rpc("SendMessage", {"message": message, **params})
+
+    def disconnect(self, exchange: Exchange) -> None:
+        """The client of ``exchange`` goes away (a waiting send, or a stream)."""
+        self.server.close(exchange.number)
+        self._exchanges.pop(exchange.number, None)
+
+    # --- agents -------------------------------------------------------------------------------
+
+    def step(self, task_id: str) -> bool:
+        """Advance ``task_id``'s agent to its next yield (or its end); whether it can go on."""
+        stepper = self._steppers.get(task_id)
+        if stepper is None:
+            return False
+        run = stepper.run
+        outcome, value = stepper.step()
+        if outcome == "yield":
+            if not stepper.over:
+                stepper.over = not self.server.agent_output(task_id, run, value, self.now)
+        else:
+            del self._steppers[task_id]
+            if not stepper.over:
+                error = value if outcome == "raise" else None
+                result = value if outcome == "return" else None
+                self.server.agent_done(task_id, run, self.now, value=result, error=error)
+            if task_id in self.runs and self.runs[task_id].run == run:
+                del self.runs[task_id]
+        self._pump()
+        return task_id in self._steppers
+
+    def run_agents(self, *, max_steps: int = 10_000) -> None:
+        """Step every agent run until none can go on (started runs included)."""
+        for _ in range(max_steps):
+            if not self._steppers:
+                return
+            self.step(next(iter(self._steppers)))
+        raise UsageError(f"agents were still running after {max_steps} steps")
+
+    def agent_yields(self, task_id: str, value: Any) -> None:
+        """Script: the current run of ``task_id`` yields ``value``."""
+        start = self._current(task_id)
+        self.server.agent_output(task_id, start.run, value, self.now)
+        self._pump()
+
+    def agent_returns(self, task_id: str, value: Any = None) -> None:
+        """Script: the current run of ``task_id`` returns ``value``."""
+        start = self._current(task_id)
+        self._forget(task_id, start.run)
+        self.server.agent_done(task_id, start.run, self.now, value=value)
+        self._pump()
+
+    def agent_raises(self, task_id: str, error: BaseException) -> None:
+        """Script: the current run of ``task_id`` raises ``error``."""
+        start = self._current(task_id)
+        self._forget(task_id, start.run)
+        self.server.agent_done(task_id, start.run, self.now, error=error)
+        self._pump()
+
+    # --- the clock ----------------------------------------------------------------------------
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock on; every deadline the server set that passes fires on the way."""
+        target = self.now + timedelta(seconds=seconds)
+        while self.server.wake_at is not None and self.server.wake_at <= target:
+            self.now = max(self.now, self.server.wake_at)
+            self.server.tick(self.now)
+            self._pump()
+        self.now = target
+
+    # --- the server's actions -----------------------------------------------------------------
+
+    def _pump(self) -> None:
+        for action in self.server.take_actions():
+            match action:
+                case StartRun(task_id=task_id):
+                    self.runs[task_id] = action
+                    old = self._steppers.pop(task_id, None)
+                    if old is not None:
+                        old.close()
+                    if self._agents is not None:
+                        agent = self._agent_for(action.context.skill_id)
+                        self._steppers[task_id] = _Stepper(action.run, agent(action.context))
+                case StopRun(task_id=task_id, run=run):
+                    self.stopped.append(action)
+                    self._forget(task_id, run)
+                case Answer(exchange=number, response=response):
+                    answered = self._exchanges.pop(number, None)
+                    if answered is not None:
+                        answered.response = response
+                case Frames(stream=number, frames=frames, ended=ended):
+                    following = self._exchanges.get(number)
+                    if following is not None:
+                        following.frames.extend(frames)
+                        following.ended = ended
+                        if ended:
+                            del self._exchanges[number]
+                case Notify():
+                    self.pushes.append(action)
+
+    def _agent_for(self, skill_id: str) -> Agent:
+        agents = self._agents
+        if isinstance(agents, Mapping):
+            return agents[skill_id] if skill_id in agents else next(iter(agents.values()))
+        assert agents is not None
+        return agents
+
+    def _current(self, task_id: str) -> StartRun:
+        start = self.runs.get(task_id)
+        if start is None:
+            raise UsageError(f"task {task_id} has no agent run going")
+        return start
+
+    def _forget(self, task_id: str, run: int) -> None:
+        start = self.runs.get(task_id)
+        if start is not None and start.run == run:
+            del self.runs[task_id]
+        stepper = self._steppers.get(task_id)
+        if stepper is not None and stepper.run == run:
+            del self._steppers[task_id]
+            stepper.close()

@@ -1,0 +1,173 @@
+"""The deterministic driver: whole-server behaviour, step by step, with no event loop."""
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from a2a_core import (
+    ArtifactChunk,
+    UsageError,
+    completed,
+    text_artifact,
+    working,
+)
+from a2a_core.testing import EPOCH, Driver
+from examples import echo, multi_turn
+
+
+async def two_steps(ctx: Any) -> AsyncIterator[Any]:
+    yield working("thinking")
+    yield ArtifactChunk(text_artifact(f"about {ctx.text}", artifact_id="a"), last_chunk=True)
+    yield completed()
+
+
+def test_a_blocking_send_is_answered_once_the_agent_ran() -> None:
+    driver = Driver(echo.agent)
+    sent = driver.send("hi")
+    assert not sent.answered  # the agent has not run yet: nothing moves unless stepped
+    assert list(driver.runs) != []
+    driver.run_agents()
+    task = sent.result()["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["status"]["message"]["parts"][0]["text"] == "Echo: hi"
+    assert driver.runs == {}
+
+
+def test_each_step_is_one_yield_and_visible_in_between() -> None:
+    driver = Driver(two_steps)
+    sent = driver.send("rain", configuration={"returnImmediately": True})
+    task_id = sent.result()["task"]["id"]
+
+    def state() -> str:
+        got: str = driver.rpc("GetTask", {"id": task_id}).result()["status"]["state"]
+        return got
+
+    assert state() == "TASK_STATE_SUBMITTED"
+    assert driver.step(task_id)
+    assert state() == "TASK_STATE_WORKING"
+    assert driver.step(task_id)
+    artifacts = driver.rpc("GetTask", {"id": task_id}).result()["artifacts"]
+    assert artifacts[0]["parts"][0]["text"] == "about rain"
+    driver.step(task_id)
+    assert state() == "TASK_STATE_COMPLETED"
+    assert not driver.step(task_id)
+
+
+def test_a_stream_gets_every_event_in_order() -> None:
+    driver = Driver(two_steps)
+    stream = driver.rpc("SendStreamingMessage", {"message": user("rain")})
+    assert stream.stream
+    assert not stream.ended
+    driver.run_agents()
+    assert stream.ended
+    kinds = [next(iter(event["result"])) for event in stream.events()]
+    assert kinds == ["task", "statusUpdate", "artifactUpdate", "statusUpdate"]
+    assert driver.server.open_streams == 0
+
+
+def test_a_cancel_stops_the_run_and_late_output_is_dropped() -> None:
+    driver = Driver()  # scripted agents
+    task_id = driver.send("x", configuration={"returnImmediately": True}).result()["task"]["id"]
+    driver.agent_yields(task_id, working())
+    canceled = driver.rpc("CancelTask", {"id": task_id}).result()
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+    assert [s.task_id for s in driver.stopped] == [task_id]
+    assert task_id not in driver.runs
+    with pytest.raises(UsageError):
+        driver.agent_yields(task_id, completed())
+
+
+def test_multi_turn_through_the_driver() -> None:
+    driver = Driver(multi_turn.agent)
+    first = driver.send("hello")
+    driver.run_agents()
+    task = first.result()["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    second = driver.send("Ada", task_id=task["id"])
+    driver.run_agents()
+    assert "Hello, Ada!" in second.result()["task"]["status"]["message"]["parts"][0]["text"]
+
+
+def test_the_fake_clock_drives_expiry() -> None:
+    driver = Driver(echo.agent, task_ttl=timedelta(seconds=60))
+    sent = driver.send("bye")
+    driver.run_agents()
+    task_id = sent.result()["task"]["id"]
+    driver.advance(59)
+    assert "result" in driver.rpc("GetTask", {"id": task_id}).json()
+    driver.advance(2)
+    assert driver.now == EPOCH + timedelta(seconds=61)
+    assert driver.rpc("GetTask", {"id": task_id}).error()["code"] == -32001
+    assert len(driver.server.tasks) == 0  # swept by the tick, not merely hidden
+
+
+def test_a_client_that_leaves_gets_nothing_and_holds_nothing() -> None:
+    driver = Driver(two_steps)
+    stream = driver.rpc("SendStreamingMessage", {"message": user("rain")})
+    driver.disconnect(stream)
+    assert driver.server.open_streams == 0
+    before = len(stream.frames)
+    driver.run_agents()
+    assert len(stream.frames) == before
+
+
+def _asyncio_sleep() -> Awaitable[None]:
+    import asyncio
+
+    return asyncio.sleep(1)
+
+
+def _anyio_sleep() -> Awaitable[None]:
+    import anyio
+
+    return anyio.sleep(1)
+
+
+def _trio_sleep() -> Awaitable[None]:
+    import trio
+
+    return trio.sleep(1)
+
+
+@pytest.mark.parametrize("sleep", [_asyncio_sleep, _anyio_sleep, _trio_sleep])
+def test_an_agent_that_needs_the_event_loop_is_refused_clearly(
+    sleep: Callable[[], Awaitable[None]],
+) -> None:
+    async def sleepy(ctx: Any) -> str:
+        await sleep()
+        return "late"
+
+    driver = Driver(sleepy)
+    driver.send("x")
+    with pytest.raises(UsageError, match="event loop"):
+        driver.run_agents()
+
+
+def test_a_resumed_stream_replays_the_log_after_its_last_event() -> None:
+    driver = Driver(two_steps)
+    first = driver.rpc("SendStreamingMessage", {"message": user("rain")})
+    (task_id,) = driver.runs
+    driver.step(task_id)
+    assert len(first.events()) == 2  # the task, then "working"
+    driver.disconnect(first)
+    driver.run_agents()
+    resumed = driver.rpc("SubscribeToTask", {"id": task_id}, headers={"last-event-id": "1"})
+    kinds = [next(iter(event["result"])) for event in resumed.events()]
+    assert kinds == ["statusUpdate", "artifactUpdate", "statusUpdate"]
+    assert resumed.ended
+
+
+def test_push_notifications_are_recorded_not_sent() -> None:
+    driver = Driver(echo.agent, push_notifications=True)
+    config = {"url": "https://hooks.example.com/a2a", "token": "t"}
+    driver.send("hi", configuration={"taskPushNotificationConfig": config})
+    driver.run_agents()
+    assert driver.pushes
+    assert {p.url for p in driver.pushes} == {"https://hooks.example.com/a2a"}
+    assert ("x-a2a-notification-token", "t") in driver.pushes[0].headers
+
+
+def user(text: str, message_id: str = "m-1") -> dict[str, Any]:
+    return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}
