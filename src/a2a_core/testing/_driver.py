@@ -16,8 +16,9 @@ Agents run in one of two ways:
   :meth:`Driver.agent_returns`, :meth:`Driver.agent_raises`.
 """
 
+import functools
 import json
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -111,14 +112,22 @@ def _needs_loop(what: object) -> UsageError:
 class _Stepper:
     """An agent run, advanced by hand: each step runs it to its next yield or its end."""
 
-    def __init__(self, run: int, started: Any) -> None:
+    def __init__(self, run: int, start: Callable[[], Any]) -> None:
         self.run = run
-        self._started = started  # an async generator, or a coroutine
+        self._start = start
+        # The agent is called at the first step (a run never stepped leaves no coroutine
+        # behind to be reported as never awaited): an async generator, or a coroutine.
+        self._started: Any = None
         #: The server said nothing more from this run counts: let it finish, report nothing.
         self.over = False
 
     def step(self) -> tuple[str, Any]:
         """("yield", value), ("return", value) or ("raise", error)."""
+        if self._started is None:
+            try:
+                self._started = self._start()
+            except Exception as error:
+                return "raise", error
         if isinstance(self._started, Coroutine):
             awaitable: Any = self._started
         else:
@@ -142,6 +151,8 @@ class _Stepper:
 
     def close(self) -> None:
         """Stop the run where it is (its ``finally`` blocks run, as on a cancel)."""
+        if self._started is None:
+            return
         if isinstance(self._started, Coroutine):
             self._started.close()
             return
@@ -319,7 +330,8 @@ class Driver:
                         old.close()
                     if self._agents is not None:
                         agent = self._agent_for(action.context.skill_id)
-                        self._steppers[task_id] = _Stepper(action.run, agent(action.context))
+                        start = functools.partial(agent, action.context)
+                        self._steppers[task_id] = _Stepper(action.run, start)
                 case StopRun(task_id=task_id, run=run):
                     self.stopped.append(action)
                     self._forget(task_id, run)
