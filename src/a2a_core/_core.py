@@ -79,6 +79,11 @@ class Core:
         """One SSE frame of a stream's event."""
         return self._front.render_event(dispatch, frame)
 
+    def event_payload(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
+        """One stream event's JSON alone, without SSE framing (for a transport that is not
+        HTTP); empty when the client's dialect has no such event."""
+        return self._front.event_payload(dispatch, frame)
+
     def render_stream_error(self, dispatch: Dispatch, error: A2AError) -> bytes:
         """The final SSE frame of a stream that failed after it started."""
         return self._front.render_stream_error(dispatch, error)

@@ -327,6 +327,13 @@ class HttpFront:
         """One SSE frame holding a ``StreamResponse``: bare on REST, in a JSON-RPC response
         (with the request's id) on JSON-RPC, as the old dialects' events for their calls
         (empty when the dialect has no such event: v0.1 streams carry only updates)."""
+        payload = self.event_payload(dispatch, frame)
+        return sse_event(payload, event_id=frame.seq) if payload else b""
+
+    def event_payload(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
+        """What :meth:`render_event` puts in its frame's ``data``: the JSON of one event (a
+        JSON-RPC response on JSON-RPC), for transports that frame events their own way;
+        empty when the dialect has no such event."""
         event = self._codec.encode_event(frame.event)
         dialect = dispatch.call.dialect
         if dialect is not Dialect.V1_0:
@@ -334,8 +341,8 @@ class HttpFront:
                 return b""
             event = event_out(event, final=self._final(dispatch, frame))
         if dispatch.binding is Binding.REST:
-            return sse_event(dumps(event), event_id=frame.seq)
-        return sse_event(result_body(dispatch.rpc_id, event), event_id=frame.seq)
+            return dumps(event)
+        return result_body(dispatch.rpc_id, event)
 
     @staticmethod
     def _final(dispatch: Dispatch, frame: LoggedEvent) -> bool:

@@ -107,8 +107,12 @@ class Server:
         *,
         new_id: Callable[[], str] | None = None,
         tasks: MemoryTasks | None = None,
+        sse: bool = True,
     ) -> None:
         self.core = core
+        #: Stream frames are SSE frames (``data: …`` with ids), or, for a transport that frames
+        #: messages its own way, each event's JSON alone.
+        self.sse = sse
         #: The tasks, as the store holds them (read it freely; write only through the server).
         self.tasks = tasks if tasks is not None else MemoryTasks()
         self._new_id = new_id or _counter_ids()
@@ -250,7 +254,8 @@ class Server:
         (a resumed stream, or one opened after events it must not miss)."""
         frames: list[bytes] = []
         while True:
-            frames.extend(self.core.render_event(follower.dispatch, f) for f in step.frames)
+            render = self.core.render_event if self.sse else self.core.event_payload
+            frames.extend(r for f in step.frames if (r := render(follower.dispatch, f)))
             follower.cursor = step.cursor
             if step.cursor.done or not (read_log or step.gap):
                 return tuple(frames)

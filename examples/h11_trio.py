@@ -1,0 +1,222 @@
+"""A2A over raw HTTP/1.1: the sans-IO core, h11 and trio sockets, nothing else.
+
+    python -m examples.h11_trio [PORT]     # the echo agent on 127.0.0.1:PORT (default 9998)
+
+Three sans-IO pieces meet here: h11 turns bytes into HTTP events and back, ``a2a_core.Server``
+turns requests into answers and actions, and this file does the I/O for both. Everything
+A2A (routing, JSON-RPC and HTTP+JSON, validation, task states, streams, idempotency) is the
+core's; what is left is the loop every transport has:
+
+1. read bytes, let h11 say when a request is complete, hand it to ``server.receive``;
+2. answer at once, wait for the answer (a blocking send), or stream frames as they come;
+3. perform the server's actions: run agents in the nursery (feeding what they yield back),
+   stop them, deliver answers and stream frames to the connections waiting for them.
+
+Deliberately small: one request at a time per connection, no timer (nothing here sets a task
+TTL), no push delivery (the card does not offer it). ``a2a_adapters`` is the full server.
+"""
+
+import functools
+import inspect
+import sys
+from contextlib import aclosing
+from datetime import UTC, datetime
+from typing import Any
+
+import h11
+import trio
+
+from a2a_core import (
+    Agent,
+    AgentCard,
+    Answer,
+    Core,
+    CoreConfig,
+    Frames,
+    HttpRequest,
+    HttpResponse,
+    Server,
+    StartRun,
+    StopRun,
+    Stream,
+    Waiting,
+)
+from examples import echo
+
+MAX_BODY = 1024 * 1024
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class H11Server:
+    """The A2A server on one listening socket."""
+
+    def __init__(self, agent: Agent, card: AgentCard, nursery: trio.Nursery) -> None:
+        self.server = Server(Core(CoreConfig(card=card, streaming=True)))
+        self.agent = agent
+        self.nursery = nursery
+        self.runs: dict[str, tuple[int, trio.CancelScope]] = {}
+        # Where answers and stream frames go: the connection waiting for them.
+        self.outboxes: dict[int, trio.MemorySendChannel[Answer | Frames]] = {}
+
+    # --- the server's actions -----------------------------------------------------------------
+
+    def perform(self) -> None:
+        for action in self.server.take_actions():
+            match action:
+                case StartRun():
+                    scope = trio.CancelScope()
+                    self.runs[action.task_id] = (action.run, scope)
+                    self.nursery.start_soon(self.run_agent, action, scope)
+                case StopRun(task_id=task_id, run=run):
+                    if self.runs.get(task_id, (None,))[0] == run:
+                        self.runs.pop(task_id)[1].cancel()
+                case Answer(exchange=number) | Frames(stream=number):
+                    outbox = self.outboxes.get(number)
+                    if outbox is not None:
+                        outbox.send_nowait(action)
+
+    async def run_agent(self, start: StartRun, scope: trio.CancelScope) -> None:
+        task_id, run = start.task_id, start.run
+        with scope:
+            try:
+                result: Any = self.agent(start.context)
+                if not inspect.isasyncgen(result):
+                    self.server.agent_done(task_id, run, now(), value=await result)
+                else:
+                    async with aclosing(result) as updates:
+                        async for value in updates:
+                            counts = self.server.agent_output(task_id, run, value, now())
+                            self.perform()
+                            if not counts:
+                                break  # nothing more from this run counts: stop it
+                        else:
+                            self.server.agent_done(task_id, run, now())
+            except Exception as error:
+                self.server.agent_done(task_id, run, now(), error=error)
+            self.perform()
+        if self.runs.get(task_id, (None,))[0] == run:
+            del self.runs[task_id]
+
+    # --- connections --------------------------------------------------------------------------
+
+    async def handle(self, stream: trio.SocketStream) -> None:
+        connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_BODY)
+        try:
+            while True:
+                request = await self.read_request(stream, connection)
+                if request is None:
+                    return
+                await self.answer(stream, connection, request)
+                if connection.our_state is not h11.DONE:
+                    return
+                connection.start_next_cycle()
+        except (h11.ProtocolError, trio.BrokenResourceError, trio.ClosedResourceError):
+            return
+        finally:
+            await stream.aclose()
+
+    async def read_request(
+        self, stream: trio.SocketStream, connection: h11.Connection
+    ) -> HttpRequest | None:
+        head: h11.Request | None = None
+        body = bytearray()
+        while True:
+            event = connection.next_event()
+            if event is h11.NEED_DATA:
+                connection.receive_data(await stream.receive_some(65536))
+            elif isinstance(event, h11.Request):
+                head = event
+            elif isinstance(event, h11.Data):
+                body += event.data
+                if len(body) > MAX_BODY:
+                    raise h11.ProtocolError("body too large")
+            elif isinstance(event, h11.EndOfMessage) and head is not None:
+                target = head.target.decode("latin-1")
+                path, _, query = target.partition("?")
+                headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in head.headers}
+                return HttpRequest(head.method.decode(), path, headers, bytes(body), query)
+            elif isinstance(event, h11.ConnectionClosed):
+                return None
+
+    async def answer(
+        self, stream: trio.SocketStream, connection: h11.Connection, request: HttpRequest
+    ) -> None:
+        host = request.headers.get("host", "127.0.0.1")
+        received = self.server.receive(request, now(), base_url=f"http://{host}")
+        outbox, inbox = trio.open_memory_channel[Answer | Frames](1000)
+        if isinstance(received, Waiting | Stream):
+            number = received.exchange if isinstance(received, Waiting) else received.stream
+            self.outboxes[number] = outbox
+        self.perform()
+        try:
+            match received:
+                case HttpResponse():
+                    await send_response(stream, connection, received, request.method)
+                case Waiting():
+                    answer = await inbox.receive()
+                    assert isinstance(answer, Answer)
+                    await send_response(stream, connection, answer.response, request.method)
+                case Stream(frames=frames, ended=ended):
+                    head = h11.Response(status_code=received.status, headers=list(received.headers))
+                    await write(stream, connection, head)
+                    for frame in frames:
+                        await write(stream, connection, h11.Data(data=frame))
+                    while not ended:
+                        more = await inbox.receive()
+                        assert isinstance(more, Frames)
+                        for frame in more.frames:
+                            await write(stream, connection, h11.Data(data=frame))
+                        ended = more.ended
+                    await write(stream, connection, h11.EndOfMessage())
+        finally:
+            if isinstance(received, Waiting | Stream):
+                number = received.exchange if isinstance(received, Waiting) else received.stream
+                self.outboxes.pop(number, None)
+                self.server.close(number)  # a client that left holds nothing
+
+
+async def write(stream: trio.SocketStream, connection: h11.Connection, event: Any) -> None:
+    data = connection.send(event)
+    if data:
+        await stream.send_all(data)
+
+
+async def send_response(
+    stream: trio.SocketStream, connection: h11.Connection, response: HttpResponse, method: str
+) -> None:
+    headers = list(response.headers)
+    if not any(name.lower() == "content-length" for name, _ in headers):
+        headers.append(("content-length", str(len(response.body))))
+    await write(stream, connection, h11.Response(status_code=response.status, headers=headers))
+    if method != "HEAD":  # a HEAD answer declares GET's length and sends no body
+        await write(stream, connection, h11.Data(data=response.body))
+    await write(stream, connection, h11.EndOfMessage())
+
+
+async def serve(
+    agent: Agent,
+    card: AgentCard,
+    port: int,
+    *,
+    task_status: Any = trio.TASK_STATUS_IGNORED,
+    host: str = "127.0.0.1",
+) -> None:
+    """Serve ``agent`` on ``host:port`` (port 0: any free port, reported to ``task_status``)."""
+    async with trio.open_nursery() as nursery:
+        server = H11Server(agent, card, nursery)
+        serving = functools.partial(trio.serve_tcp, server.handle, port, host=host)
+        listeners = await nursery.start(serving)
+        task_status.started(listeners[0].socket.getsockname()[1])
+
+
+def main(argv: list[str] = sys.argv[1:]) -> None:
+    port = int(argv[0]) if argv else 9998
+    print(f"A2A (h11 on trio) on http://127.0.0.1:{port}/", flush=True)
+    trio.run(serve, echo.agent, echo.card, port)
+
+
+if __name__ == "__main__":
+    main()

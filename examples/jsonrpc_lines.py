@@ -1,0 +1,147 @@
+"""A2A without HTTP: JSON-RPC, one message per line, over a Unix socket, on asyncio.
+
+    python -m examples.jsonrpc_lines /tmp/a2a.sock       # the echo agent
+    echo '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":
+      {"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}' | nc -U /tmp/a2a.sock
+
+The shape to follow to carry A2A over anything (a pipe, a queue, a WebSocket): the core speaks
+HTTP's terms, so each line is handed to ``a2a_core.Server`` as a POST to the JSON-RPC endpoint,
+and its answers go back as lines: a response, or for a stream one line per event (the server is
+told not to frame them as SSE). Requests on one connection are answered concurrently, each
+line carrying its JSON-RPC ``id``, as JSON-RPC over any transport allows.
+"""
+
+import asyncio
+import inspect
+import sys
+from contextlib import aclosing
+from datetime import UTC, datetime
+from typing import Any
+
+from a2a_core import (
+    Agent,
+    AgentCard,
+    Answer,
+    Core,
+    CoreConfig,
+    Frames,
+    HttpRequest,
+    HttpResponse,
+    Server,
+    StartRun,
+    StopRun,
+    Stream,
+    Waiting,
+)
+from examples import echo
+
+#: How every line is presented to the core: a v1.0 JSON-RPC request.
+HEADERS = {"content-type": "application/json", "a2a-version": "1.0"}
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class LinesServer:
+    def __init__(self, agent: Agent, card: AgentCard) -> None:
+        self.server = Server(Core(CoreConfig(card=card, streaming=True)), sse=False)
+        self.agent = agent
+        self.runs: dict[str, tuple[int, asyncio.Task[None]]] = {}
+        self.outboxes: dict[int, asyncio.Queue[Answer | Frames]] = {}
+
+    def perform(self) -> None:
+        for action in self.server.take_actions():
+            match action:
+                case StartRun():
+                    task = asyncio.create_task(self.run_agent(action))
+                    self.runs[action.task_id] = (action.run, task)
+                case StopRun(task_id=task_id, run=run):
+                    if self.runs.get(task_id, (None,))[0] == run:
+                        self.runs.pop(task_id)[1].cancel()
+                case Answer(exchange=number) | Frames(stream=number):
+                    if number in self.outboxes:
+                        self.outboxes[number].put_nowait(action)
+
+    async def run_agent(self, start: StartRun) -> None:
+        task_id, run = start.task_id, start.run
+        try:
+            result: Any = self.agent(start.context)
+            if not inspect.isasyncgen(result):
+                self.server.agent_done(task_id, run, now(), value=await result)
+            else:
+                async with aclosing(result) as updates:
+                    async for value in updates:
+                        counts = self.server.agent_output(task_id, run, value, now())
+                        self.perform()
+                        if not counts:
+                            break
+                    else:
+                        self.server.agent_done(task_id, run, now())
+        except Exception as error:
+            self.server.agent_done(task_id, run, now(), error=error)
+        self.perform()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        calls: set[asyncio.Task[None]] = set()
+        try:
+            while line := await reader.readline():
+                call = asyncio.create_task(self.answer(line, writer))
+                calls.add(call)
+                call.add_done_callback(calls.discard)
+            await asyncio.gather(*calls)
+        finally:
+            writer.close()
+
+    async def answer(self, line: bytes, writer: asyncio.StreamWriter) -> None:
+        received = self.server.receive(HttpRequest("POST", "/", HEADERS, line.strip()), now())
+        number = 0  # answered at once
+        if isinstance(received, Waiting):
+            number = received.exchange
+        elif isinstance(received, Stream):
+            number = received.stream
+        outbox: asyncio.Queue[Answer | Frames] = asyncio.Queue()
+        if number:
+            self.outboxes[number] = outbox
+        self.perform()
+        try:
+            match received:
+                case HttpResponse(body=body):
+                    writer.write(body + b"\n")
+                case Waiting():
+                    answer = await outbox.get()
+                    assert isinstance(answer, Answer)
+                    writer.write(answer.response.body + b"\n")
+                case Stream(frames=frames, ended=ended):
+                    writer.writelines(frame + b"\n" for frame in frames)
+                    while not ended:
+                        more = await outbox.get()
+                        assert isinstance(more, Frames)
+                        writer.writelines(frame + b"\n" for frame in more.frames)
+                        ended = more.ended
+            await writer.drain()
+        finally:
+            if number:
+                self.outboxes.pop(number, None)
+                self.server.close(number)
+
+
+async def serve(
+    agent: Agent, card: AgentCard, path: str, started: asyncio.Event | None = None
+) -> None:
+    """Serve ``agent`` on the Unix socket at ``path`` until cancelled."""
+    lines = LinesServer(agent, card)
+    async with await asyncio.start_unix_server(lines.handle, path) as server:
+        if started is not None:
+            started.set()
+        await server.serve_forever()
+
+
+def main(argv: list[str] = sys.argv[1:]) -> None:
+    path = argv[0] if argv else "/tmp/a2a.sock"
+    print(f"A2A (JSON-RPC lines) on unix:{path}", file=sys.stderr, flush=True)
+    asyncio.run(serve(echo.agent, echo.card, path))
+
+
+if __name__ == "__main__":
+    main()
