@@ -187,7 +187,7 @@ class Driver:
         self.now = start
         self.server = Server(Core(config))
         self._agents = agent
-        #: The current run of each task with a run going: its :class:`~a2a_core.StartRun`.
+        #: The run of each task whose output still counts: its :class:`~a2a_core.StartRun`.
         self.runs: dict[str, StartRun] = {}
         #: Every run that was stopped, in order.
         self.stopped: list[StopRun] = []
@@ -268,6 +268,8 @@ class Driver:
         if outcome == "yield":
             if not stepper.over:
                 stepper.over = not self.server.agent_output(task_id, run, value, self.now)
+                if stepper.over:
+                    self._drop_run(task_id, run)  # it may go on; nothing it does counts
         else:
             del self._steppers[task_id]
             if not stepper.over:
@@ -288,9 +290,12 @@ class Driver:
         raise UsageError(f"agents were still running after {max_steps} steps")
 
     def agent_yields(self, task_id: str, value: Any) -> None:
-        """Script: the current run of ``task_id`` yields ``value``."""
+        """Script: the current run of ``task_id`` yields ``value``. Once the run no longer
+        counts (this output finished the task), it leaves :attr:`runs`: its end need not be
+        reported, as an adapter need not report it."""
         start = self._current(task_id)
-        self.server.agent_output(task_id, start.run, value, self.now)
+        if not self.server.agent_output(task_id, start.run, value, self.now):
+            self._drop_run(task_id, start.run)
         self._pump()
 
     def agent_returns(self, task_id: str, value: Any = None) -> None:
@@ -362,10 +367,13 @@ class Driver:
             raise UsageError(f"task {task_id} has no agent run going")
         return start
 
-    def _forget(self, task_id: str, run: int) -> None:
+    def _drop_run(self, task_id: str, run: int) -> None:
         start = self.runs.get(task_id)
         if start is not None and start.run == run:
             del self.runs[task_id]
+
+    def _forget(self, task_id: str, run: int) -> None:
+        self._drop_run(task_id, run)
         stepper = self._steppers.get(task_id)
         if stepper is not None and stepper.run == run:
             del self._steppers[task_id]
