@@ -228,6 +228,21 @@ async def _timed(operation: Callable[[int], Awaitable[Any]], ops: int, budget: f
     return (time.perf_counter() - started) / done
 
 
+Operation = Callable[[int], Awaitable[Any]]
+
+
+async def _store_figures(
+    count: int, get: Operation, save: Operation, list_page: Operation
+) -> dict[str, Any]:
+    """Mean microseconds of each store operation."""
+    return {
+        "tasks": count,
+        "get_us": await _timed(get, OPS, BUDGET) * 1e6,
+        "save_us": await _timed(save, OPS, BUDGET) * 1e6,
+        "list_us": await _timed(list_page, OPS, BUDGET) * 1e6,
+    }
+
+
 def store_ours(count: int) -> dict[str, Any]:
     import attrs
 
@@ -295,12 +310,7 @@ def store_ours(count: int) -> dict[str, Any]:
         async def list_page(_: int) -> None:
             await store.read(Reads(listing=ListQuery(owner, PAGE)))
 
-        return {
-            "tasks": count,
-            "get_us": await _timed(get, OPS, BUDGET) * 1e6,
-            "save_us": await _timed(save, OPS, BUDGET) * 1e6,
-            "list_us": await _timed(list_page, OPS, BUDGET) * 1e6,
-        }
+        return await _store_figures(count, get, save, list_page)
 
     return asyncio.run(run())
 
@@ -349,12 +359,7 @@ def store_sdk(count: int) -> dict[str, Any]:
         async def list_page(_: int) -> None:
             await store.list(pb.ListTasksRequest(page_size=PAGE), context)
 
-        return {
-            "tasks": count,
-            "get_us": await _timed(get, OPS, BUDGET) * 1e6,
-            "save_us": await _timed(save, OPS, BUDGET) * 1e6,
-            "list_us": await _timed(list_page, OPS, BUDGET) * 1e6,
-        }
+        return await _store_figures(count, get, save, list_page)
 
     return asyncio.run(run())
 

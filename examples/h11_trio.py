@@ -17,9 +17,7 @@ TTL), no push delivery (the card does not offer it). ``a2a_adapters`` is the ful
 """
 
 import functools
-import inspect
 import sys
-from contextlib import aclosing
 from datetime import UTC, datetime
 from typing import Any
 
@@ -79,26 +77,10 @@ class H11Server:
                         outbox.send_nowait(action)
 
     async def run_agent(self, start: StartRun, scope: trio.CancelScope) -> None:
-        task_id, run = start.task_id, start.run
         with scope:
-            try:
-                result: Any = self.agent(start.context)
-                if not inspect.isasyncgen(result):
-                    self.server.agent_done(task_id, run, now(), value=await result)
-                else:
-                    async with aclosing(result) as updates:
-                        async for value in updates:
-                            counts = self.server.agent_output(task_id, run, value, now())
-                            self.perform()
-                            if not counts:
-                                break  # nothing more from this run counts: stop it
-                        else:
-                            self.server.agent_done(task_id, run, now())
-            except Exception as error:
-                self.server.agent_done(task_id, run, now(), error=error)
-            self.perform()
-        if self.runs.get(task_id, (None,))[0] == run:
-            del self.runs[task_id]
+            await self.server.drive(start, self.agent, now, self.perform)
+        if self.runs.get(start.task_id, (None,))[0] == start.run:
+            del self.runs[start.task_id]
 
     # --- connections --------------------------------------------------------------------------
 

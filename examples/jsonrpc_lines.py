@@ -12,11 +12,8 @@ line carrying its JSON-RPC ``id``, as JSON-RPC over any transport allows.
 """
 
 import asyncio
-import inspect
 import sys
-from contextlib import aclosing
 from datetime import UTC, datetime
-from typing import Any
 
 from a2a_core import (
     Agent,
@@ -64,23 +61,7 @@ class LinesServer:
                         self.outboxes[number].put_nowait(action)
 
     async def run_agent(self, start: StartRun) -> None:
-        task_id, run = start.task_id, start.run
-        try:
-            result: Any = self.agent(start.context)
-            if not inspect.isasyncgen(result):
-                self.server.agent_done(task_id, run, now(), value=await result)
-            else:
-                async with aclosing(result) as updates:
-                    async for value in updates:
-                        counts = self.server.agent_output(task_id, run, value, now())
-                        self.perform()
-                        if not counts:
-                            break
-                    else:
-                        self.server.agent_done(task_id, run, now())
-        except Exception as error:
-            self.server.agent_done(task_id, run, now(), error=error)
-        self.perform()
+        await self.server.drive(start, self.agent, now, self.perform)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         calls: set[asyncio.Task[None]] = set()

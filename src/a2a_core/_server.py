@@ -16,13 +16,16 @@ what the outside world must do comes back as :data:`Action` values from :meth:`t
 (start or stop an agent run, answer a waiting request, send stream frames, deliver a push).
 """
 
+import inspect
 import itertools
 from collections.abc import Callable
+from contextlib import aclosing
 from datetime import datetime
 from typing import Any, TypeVar, assert_never
 
 import attrs
 
+from ._agent_api import Agent
 from ._core import Core
 from ._effects import AwaitTask, Decision, Fail, Notify, Publish, Respond, StartRun, StopRun
 from ._http import Dispatch, HttpRequest, HttpResponse
@@ -171,6 +174,36 @@ class Server:
     ) -> None:
         """Run ``run`` of ``task_id``'s agent returned ``value`` or raised ``error``."""
         self._execute(AgentDone(task_id, run, value, error), now)
+
+    async def drive(
+        self,
+        start: StartRun,
+        agent: Agent,
+        now: Callable[[], datetime],
+        after_each: Callable[[], None],
+    ) -> None:
+        """Run ``start``'s agent to its end, feeding what it yields to :meth:`agent_output`
+        and how it ended to :meth:`agent_done`, calling ``after_each`` after every input (to
+        take the actions). It awaits nothing but the agent, so it runs on any event loop; a
+        transport stops a run (on :class:`StopRun`) by cancelling it its own way. An agent
+        whose output stops counting is closed at once.
+        """
+        task_id, run = start.task_id, start.run
+        try:
+            result: Any = agent(start.context)
+            if not inspect.isasyncgen(result):
+                self.agent_done(task_id, run, now(), value=await result)
+            else:
+                async with aclosing(result) as updates:
+                    async for value in updates:
+                        counts = self.agent_output(task_id, run, value, now())
+                        after_each()
+                        if not counts:
+                            return
+                self.agent_done(task_id, run, now())
+        except Exception as error:
+            self.agent_done(task_id, run, now(), error=error)
+        after_each()
 
     def tick(self, now: datetime) -> None:
         """The time :attr:`wake_at` named has come (calling it early or late is harmless)."""
