@@ -58,7 +58,10 @@ class FastPath:
         else:
             query = scope.get("query_string", b"").decode("latin-1")
             request = HttpRequest(method, path, headers, body, query)
-            response = await self._engine.handle(request, _base_url(scope, headers))
+            base_url = _base_url(scope, headers)
+            response = await self._engine.handle(
+                request, base_url, disconnected=lambda: _disconnect(receive)
+            )
         if isinstance(response, HttpStream):
             await _send_stream(response, receive, send)
         else:
@@ -133,7 +136,12 @@ async def _send_stream(stream: HttpStream, receive: Receive, send: Send) -> None
         group.cancel_scope.cancel()
 
 
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+async def _disconnect(receive: Receive) -> None:
+    """Return once the client has gone (the body was read: nothing else can come)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    await _disconnect(receive)
     scope.cancel()

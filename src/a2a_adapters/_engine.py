@@ -25,7 +25,7 @@ import asyncio
 import inspect
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, assert_never
 
@@ -94,6 +94,8 @@ MAX_ATTEMPTS = 16
 MAX_BUFFERED_BATCHES = 256
 #: Seconds of silence after which a stream sends a keep-alive comment.
 KEEPALIVE_SECONDS = 15.0
+#: Seconds a blocking send waits before it also watches for its client leaving.
+WATCH_AFTER_SECONDS = 1.0
 #: Seconds shutdown waits for stopped agents to finish (their records are written then).
 SHUTDOWN_GRACE = 5.0
 
@@ -214,12 +216,19 @@ class Engine:
     # --- the entry point ----------------------------------------------------------------------
 
     async def handle(
-        self, request: HttpRequest, base_url: str, caller: Caller | None = None
+        self,
+        request: HttpRequest,
+        base_url: str,
+        caller: Caller | None = None,
+        *,
+        disconnected: Callable[[], Awaitable[object]] | None = None,
     ) -> HttpResponse | HttpStream:
         """Answer one HTTP request that reached the A2A root at ``base_url``.
 
         Pass ``caller`` if the request was authenticated already; otherwise the engine's
-        authenticators verify it (every caller is anonymous when there are none).
+        authenticators verify it (every caller is anonymous when there are none). Pass
+        ``disconnected`` (returns once the client has gone) so that a blocking send whose
+        client leaves stops waiting at once instead of when its task settles.
         """
         if caller is None:
             verified = authenticate(self.core, self.auth, request)
@@ -239,9 +248,11 @@ class Engine:
             case AwaitTask() as wait:
                 assert listener is not None
                 try:
-                    settled = await listener.wait()
+                    settled = await _until_settled(listener, disconnected)
                 finally:
                     self._forget(wait.task_id, listener)  # also when the client gave up
+                if settled is None:
+                    return _GONE  # nobody to answer
                 return self.core.render(routed, self.core.settled_reply(wait, settled))
             case OpenStream() as opened:
                 body = self._stream(routed, opened)
@@ -445,6 +456,36 @@ class Engine:
         finally:
             with anyio.CancelScope(shield=True):
                 await result.aclose()
+
+
+#: The answer to a client that left (it goes nowhere).
+_GONE = HttpResponse(499, (("content-length", "0"),), b"")
+
+
+async def _until_settled(
+    listener: "_Waiter", disconnected: Callable[[], Awaitable[object]] | None
+) -> TaskRecord | None:
+    """The settled task, or ``None`` if the client left first.
+
+    Watching for the client costs a task of its own (measured: a third of a blocking send's
+    throughput), so it starts only once the task has taken a while: most sends settle within
+    milliseconds, and a client that leaves sooner holds its waiter only that long.
+    """
+    if disconnected is None:
+        return await listener.wait()
+    with anyio.move_on_after(WATCH_AFTER_SECONDS):
+        return await listener.wait()
+    settled: TaskRecord | None = None
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            await disconnected()
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        settled = await listener.wait()
+        group.cancel_scope.cancel()
+    return settled
 
 
 class _Conflict(Exception):

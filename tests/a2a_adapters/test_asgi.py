@@ -1,12 +1,16 @@
 """The applications ``create_app`` builds: A2A's endpoints take the short way to the engine
 (``a2a_adapters._asgi.FastPath``), and everything else is still the Quart application's."""
 
-from collections.abc import Iterator
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
+import anyio
 import httpx
 import pytest
 
 from a2a_adapters import build_engine
+from a2a_core import AgentContext, completed, working
 from examples import echo
 from tests import servers
 from tests.a2a_adapters.support import (
@@ -14,8 +18,9 @@ from tests.a2a_adapters.support import (
     COMPLETED,
     send_task,
     state_of,
+    wait_until,
 )
-from tests.servers import running_app
+from tests.servers import running_app, serving
 
 pytestmark = pytest.mark.usefixtures("adapter")
 
@@ -104,3 +109,32 @@ def test_head_declares_the_length_of_get(server: str) -> None:
 def test_the_card_names_the_host_the_client_used(server: str, host: str, expected: str) -> None:
     card = httpx.get(server + CARD_PATH, headers={"Host": host}).json()
     assert card["supportedInterfaces"][0]["url"] == expected
+
+
+def test_a_blocking_send_whose_client_leaves_stops_waiting() -> None:
+    release = threading.Event()
+
+    async def endless(ctx: AgentContext) -> AsyncIterator[Any]:
+        yield working()
+        while not release.is_set():  # bounded by the test's release below
+            await anyio.sleep(0.01)
+        yield completed()
+
+    engine = build_engine(endless)
+    try:
+        with serving(engine) as url:
+            body = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "SendMessage",
+                "params": {
+                    "message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}
+                },
+            }
+            with pytest.raises(httpx.ReadTimeout):
+                httpx.post(url + "/", json=body, headers={"A2A-Version": "1.0"}, timeout=0.3)
+            # The task still works, but nobody waits for it any more.
+            assert wait_until(lambda: not engine._waiters, timeout=5)
+            assert engine._runs
+    finally:
+        release.set()
