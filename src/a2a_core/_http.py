@@ -31,7 +31,13 @@ from ._errors import (
 )
 from ._inputs import Call, Caller, Dialect, Operation
 from ._jsonrpc import RpcFailure, RpcId, error_body, parse_request, peek_id, result_body
-from ._model import Message, Task, TaskPushNotificationConfig, TaskStatusUpdateEvent
+from ._model import (
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskStatusUpdateEvent,
+)
 from ._requests import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -339,7 +345,8 @@ class HttpFront:
         if dialect is not Dialect.V1_0:
             if dialect is Dialect.LEGACY and isinstance(frame.event, Task | Message):
                 return b""
-            event = event_out(event, final=self._final(dispatch, frame))
+            index = frame.event.index if isinstance(frame.event, TaskArtifactUpdateEvent) else 0
+            event = event_out(event, final=self._final(dispatch, frame), artifact_index=index or 0)
         if dispatch.binding is Binding.REST:
             return dumps(event)
         return result_body(dispatch.rpc_id, event)

@@ -49,6 +49,9 @@ Metadata = Mapping[str, Any]
 #: default: the codecs write it even when it holds that default.
 ALWAYS_KEY = "a2a_emit_always"
 ALWAYS: Mapping[str, bool] = {ALWAYS_KEY: True}
+#: Field metadata for what the server keeps beside a wire object but never sends or accepts.
+SERVER_ONLY_KEY = "a2a_server_only"
+SERVER_ONLY: Mapping[str, bool] = {SERVER_ONLY_KEY: True}
 
 
 class TaskState(enum.Enum):
@@ -186,6 +189,9 @@ class TaskArtifactUpdateEvent:
     append: bool = False
     last_chunk: bool = False
     metadata: Metadata | None = None
+    #: The artifact's place in the task's artifacts (v0.1 told artifacts apart by it; the v1.0
+    #: wire has no such field). Bookkeeping, so equality ignores it.
+    index: int | None = attrs.field(default=None, eq=False, metadata=SERVER_ONLY)
 
 
 @attrs.frozen

@@ -758,9 +758,19 @@ class Reducer:
                     if not artifact.artifact_id:
                         artifact = attrs.evolve(artifact, artifact_id=ctx.new_id())
                     task = attrs.evolve(task, artifacts=_merge(task.artifacts, artifact, append))
+                    index = next(
+                        i
+                        for i, a in enumerate(task.artifacts)
+                        if a.artifact_id == artifact.artifact_id
+                    )
                     events.append(
                         TaskArtifactUpdateEvent(
-                            task.id, task.context_id, artifact, append=append, last_chunk=last_chunk
+                            task.id,
+                            task.context_id,
+                            artifact,
+                            append=append,
+                            last_chunk=last_chunk,
+                            index=index,
                         )
                     )
                 case Message() as message:

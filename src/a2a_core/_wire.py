@@ -30,7 +30,7 @@ from cattrs.errors import (
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._errors import FieldViolation
-from ._model import ALWAYS_KEY
+from ._model import ALWAYS_KEY, SERVER_ONLY_KEY
 
 __all__ = [
     "ascii_int",
@@ -274,11 +274,9 @@ def _tuple_hook_factory(conv: cattrs.Converter) -> Callable[[Any, Any], tuple[An
 
 def _structure_attrs(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any, Any], Any]:
     renames = {a.name: camel(a.name) for a in attrs.fields(cls) if camel(a.name) != a.name}
-    inner = make_dict_structure_fn(
-        cls,
-        conv,
-        **{name: override(rename=wire) for name, wire in renames.items()},  # type: ignore[arg-type]
-    )
+    overrides = {name: override(rename=wire) for name, wire in renames.items()}
+    overrides |= {a.name: override(omit=True) for a in attrs.fields(cls) if _server_only(a)}
+    inner = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
 
     def structure(value: Any, type_: Any) -> Any:
         if type(value) is not dict:
@@ -294,7 +292,9 @@ def _structure_attrs(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any, A
 def _unstructure_attrs(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any], Any]:
     # Default values are omitted (proto3 JSON), except where the wire requires the field.
     overrides = {
-        a.name: override(rename=camel(a.name), omit_if_default=not a.metadata.get(ALWAYS_KEY))
+        a.name: override(omit=True)
+        if _server_only(a)
+        else override(rename=camel(a.name), omit_if_default=not a.metadata.get(ALWAYS_KEY))
         for a in attrs.fields(cls)
     }
     return make_dict_unstructure_fn(
@@ -303,6 +303,10 @@ def _unstructure_attrs(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any]
         _cattrs_omit_if_default=True,
         **overrides,  # type: ignore[arg-type]
     )
+
+
+def _server_only(field: "attrs.Attribute[Any]") -> bool:
+    return bool(field.metadata.get(SERVER_ONLY_KEY))
 
 
 def violations(exc: BaseException, path: str) -> list[FieldViolation]:

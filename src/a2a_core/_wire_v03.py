@@ -131,9 +131,10 @@ def value_out(value: Json) -> Json:
     return event_out(value, final=False)
 
 
-def event_out(event: Json, *, final: bool) -> Json:
+def event_out(event: Json, *, final: bool, artifact_index: int = 0) -> Json:
     """A v1.0 ``StreamResponse`` as the v0.3 event (``kind``, and ``final`` on status updates),
-    carrying v0.1's ``id`` (the task id) too."""
+    carrying v0.1's ``id`` (the task id) too, and on an artifact its place in the task (v0.1's
+    ``index``, which the v1.0 event does not carry: the caller says)."""
     ((key, inner),) = event.items()
     if key == "task":
         return task_out(inner)
@@ -147,7 +148,7 @@ def event_out(event: Json, *, final: bool) -> Json:
         out["final"] = final
     else:
         out["kind"] = "artifact-update"
-        out["artifact"] = _artifact_out(inner["artifact"], 0)
+        out["artifact"] = _artifact_out(inner["artifact"], artifact_index)
         out["append"] = inner.get("append", False)
         out["lastChunk"] = inner.get("lastChunk", False)
     return out

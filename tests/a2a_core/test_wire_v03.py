@@ -1072,13 +1072,17 @@ def legacy_call(core: Core, method: str, params: Json) -> Dispatch:
     return routed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: event_out writes index 0 on every artifact-update, so a v0.1 stream numbers a "
-    "task's second artifact 0 (tasks/get numbers it 1), and a v0.1 client, which tells "
-    "artifacts apart only by index, takes it for the first one",
-)
+def test_the_artifact_index_is_the_servers_own_never_on_the_v1_wire() -> None:
+    codec = V1Codec()
+    event = TaskArtifactUpdateEvent("t", "c", text_artifact("x", artifact_id="a"), index=3)
+    wire = codec.encode(event)
+    assert "index" not in wire
+    assert codec.decode(TaskArtifactUpdateEvent, {**wire, "index": 7}, "event").index is None
+
+
 def test_a_v01_stream_numbers_artifacts_as_tasks_get_does() -> None:
+    # A v0.1 client tells artifacts apart only by index: the stream must number them as the
+    # task does (it once numbered them all 0).
     harness = Harness(make_core(streaming=True))
     core = harness.core
     message = {"role": "user", "parts": [{"type": "text", "text": "x"}]}
