@@ -14,9 +14,10 @@ to two tasks fails like a version conflict.
 import bisect
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from ._errors import UsageError
-from ._model import StreamEvent
+from ._model import StreamEvent, Task, TaskState, TaskStatus
 from ._records import Owner, TaskRecord
 from ._storage import (
     Cursor,
@@ -244,7 +245,7 @@ class MemoryTasks:
                 log = self._logs.setdefault(record.id, [])
                 if events and events[0].seq != len(log) + 1:
                     raise UsageError("logged events must continue the task's log without a gap")
-                log.extend(logged.event for logged in events)
+                log.extend(_CREATED if _is_creation(e, record) else e.event for e in events)
                 self._records[record.id] = record
                 if old is None or _index_key(old) != _index_key(record):
                     if old is not None:
@@ -261,7 +262,11 @@ class MemoryTasks:
         owner = record.owner
         self._owners.setdefault(owner, _SortedIndex()).add(key)
         contexts = self._contexts.setdefault(owner, {})
-        bisect.insort(contexts.setdefault(record.task.context_id, []), key)
+        keys = contexts.get(record.task.context_id)
+        if keys is None:
+            contexts[record.task.context_id] = [key]  # exactly one slot: most contexts stay so
+        else:
+            bisect.insort(keys, key)
         if record.state.terminal:
             self._terminal.add(key)
         for message_id, _ in record.messages:
@@ -289,7 +294,14 @@ class MemoryTasks:
 
     def _log(self, query: LogQuery) -> tuple[LoggedEvent, ...]:
         events = self._logs.get(query.task_id, [])[query.after : query.after + query.limit]
-        return tuple(LoggedEvent(query.after + n, event) for n, event in enumerate(events, 1))
+        record = self._records.get(query.task_id)
+        return tuple(
+            LoggedEvent(
+                query.after + n,
+                _creation(record) if event is _CREATED and record else event,
+            )
+            for n, event in enumerate(events, 1)
+        )
 
     def _expired(self, query: ExpiryQuery) -> Expired:
         keys, after = self._terminal.oldest(query.before, query.limit)
@@ -322,6 +334,23 @@ class MemoryTasks:
         last = page[-1] if page else None
         next_cursor = Cursor(last.updated_at, last.id) if more and last else None
         return Page(tuple(page), total, next_cursor)
+
+
+#: Stands in a log for its first event, the task as it was created: that can be rebuilt from
+#: the record (its id, context, creation time and first message never change), and keeping the
+#: copy would cost a task, a status and a tuple for every task ever stored.
+_CREATED: Any = object()
+
+
+def _creation(record: TaskRecord) -> Task:
+    """The task as it was created: submitted, its first message the whole history."""
+    task = record.task
+    status = TaskStatus(TaskState.SUBMITTED, timestamp=record.created_at)
+    return Task(task.id, status, context_id=task.context_id, history=task.history[:1])
+
+
+def _is_creation(logged: LoggedEvent, record: TaskRecord) -> bool:
+    return logged.seq == 1 and isinstance(logged.event, Task) and logged.event == _creation(record)
 
 
 def _index_key(record: TaskRecord) -> tuple[object, ...]:

@@ -89,3 +89,66 @@ def test_an_index_may_be_small_or_empty(count: int) -> None:
         index.add((EPOCH + timedelta(seconds=n), "t"))
     assert len(index.newest_first(None, None)) == count
     assert index.count_since(None) == count
+
+
+def test_a_logged_creation_is_rebuilt_from_the_record_not_kept() -> None:
+    from a2a_core import (
+        LoggedEvent,
+        LogQuery,
+        MemoryTasks,
+        Message,
+        Owner,
+        Part,
+        Put,
+        Reads,
+        Role,
+        Task,
+        TaskRecord,
+        TaskState,
+        TaskStatus,
+        TaskStatusUpdateEvent,
+        text_artifact,
+    )
+    from a2a_core._memory import _CREATED
+
+    first = Message("m-1", Role.USER, (Part(text="hi"),), context_id="c", task_id="t")
+    created = Task("t", TaskStatus(TaskState.SUBMITTED, timestamp=EPOCH), "c", history=(first,))
+    record = TaskRecord(created, Owner("alice"), 1, EPOCH, run=1, running=True, seq=1)
+    tasks = MemoryTasks()
+    assert tasks.commit([Put(record, 0, (LoggedEvent(1, created),))])
+    # The task moves on: more history, an artifact, another state.
+    later = Task(
+        "t",
+        TaskStatus(TaskState.COMPLETED, timestamp=EPOCH + timedelta(seconds=5)),
+        "c",
+        artifacts=(text_artifact("out", artifact_id="a"),),
+        history=(first, Message("m-2", Role.USER, (Part(text="more"),), "c", "t")),
+    )
+    done = TaskRecord(later, Owner("alice"), 2, EPOCH, run=1, seq=2)
+    status = LoggedEvent(2, TaskStatusUpdateEvent("t", "c", later.status))
+    assert tasks.commit([Put(done, 1, (status,))])
+    assert tasks._logs["t"][0] is _CREATED  # kept as a marker, not a copy
+    log = tasks.read(Reads(task_id="t", log=LogQuery("t", 0))).log
+    assert [e.seq for e in log] == [1, 2]
+    assert log[0].event == created
+
+
+def test_a_first_event_that_is_not_the_creation_is_kept_as_it_is() -> None:
+    from a2a_core import (
+        LoggedEvent,
+        LogQuery,
+        MemoryTasks,
+        Owner,
+        Put,
+        Reads,
+        Task,
+        TaskRecord,
+        TaskState,
+        TaskStatus,
+    )
+
+    odd = Task("t", TaskStatus(TaskState.WORKING, timestamp=EPOCH), "c")
+    record = TaskRecord(odd, Owner("alice"), 1, EPOCH, seq=1)
+    tasks = MemoryTasks()
+    assert tasks.commit([Put(record, 0, (LoggedEvent(1, odd),))])
+    assert tasks.read(Reads(task_id="t", log=LogQuery("t", 0))).log[0].event == odd
