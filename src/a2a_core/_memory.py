@@ -179,7 +179,9 @@ class MemoryTasks:
         # task's bookkeeping when every task has a context of its own).
         self._contexts: dict[Owner, dict[str, list[_Key]]] = {}
         self._terminal = _SortedIndex()
-        self._messages: dict[tuple[Owner, str], str] = {}
+        # Per owner, message id -> the task holding it (a dict per owner rather than one keyed
+        # by (owner, id) pairs, which would cost a tuple for every task).
+        self._messages: dict[Owner, dict[str, str]] = {}
         # Event number n of a task is at index n - 1 of its log (so numbers need no storing).
         self._logs: dict[str, list[StreamEvent]] = {}
 
@@ -191,7 +193,8 @@ class MemoryTasks:
         task = self._records.get(reads.task_id) if reads.task_id else None
         by_message = None
         if reads.message is not None:
-            holder = self._messages.get((reads.message.owner, reads.message.message_id))
+            held = self._messages.get(reads.message.owner, {})
+            holder = held.get(reads.message.message_id)
             by_message = self._records.get(holder) if holder else None
         page = self._page(reads.listing) if reads.listing is not None else None
         expired = self._expired(reads.expiry) if reads.expiry is not None else None
@@ -219,10 +222,10 @@ class MemoryTasks:
             if not isinstance(write, Put):
                 continue
             record = write.record
+            held = self._messages.get(record.owner, {})
             for message_id, _ in record.messages:
-                key = (record.owner, message_id)
-                holder = claimed.setdefault(key, record.id)
-                stored = self._messages.get(key)
+                holder = claimed.setdefault((record.owner, message_id), record.id)
+                stored = held.get(message_id)
                 if holder != record.id or stored not in (None, record.id, *deleted):
                     return False
         return True
@@ -270,7 +273,7 @@ class MemoryTasks:
         if record.state.terminal:
             self._terminal.add(key)
         for message_id, _ in record.messages:
-            self._messages[record.owner, message_id] = record.id
+            self._messages.setdefault(record.owner, {})[message_id] = record.id
 
     def _unindex(self, record: TaskRecord) -> None:
         key = (record.updated_at, record.id)
@@ -289,8 +292,11 @@ class MemoryTasks:
         if record.state.terminal:
             self._terminal.remove(key)
         for message_id, _ in record.messages:
-            if self._messages.get((record.owner, message_id)) == record.id:
-                del self._messages[record.owner, message_id]
+            held = self._messages.get(record.owner)
+            if held is not None and held.get(message_id) == record.id:
+                del held[message_id]
+                if not held:
+                    del self._messages[record.owner]
 
     def _log(self, query: LogQuery) -> tuple[LoggedEvent, ...]:
         events = self._logs.get(query.task_id, [])[query.after : query.after + query.limit]
