@@ -183,7 +183,7 @@ class MemoryTasks:
         # by (owner, id) pairs, which would cost a tuple for every task).
         self._messages: dict[Owner, dict[str, str]] = {}
         # Event number n of a task is at index n - 1 of its log (so numbers need no storing).
-        self._logs: dict[str, list[StreamEvent]] = {}
+        self._logs: dict[str, list[StreamEvent] | tuple[StreamEvent, ...]] = {}
 
     def __len__(self) -> int:
         return len(self._records)
@@ -245,10 +245,20 @@ class MemoryTasks:
             case Put(record=record, events=events):
                 if record.version != write.expected + 1:
                     raise UsageError("a Put must advance the version by exactly one")
-                log = self._logs.setdefault(record.id, [])
+                log = self._logs.get(record.id, ())
                 if events and events[0].seq != len(log) + 1:
                     raise UsageError("logged events must continue the task's log without a gap")
-                log.extend(_CREATED if _is_creation(e, record) else e.event for e in events)
+                added = [_CREATED if _is_creation(e, record) else e.event for e in events]
+                if record.running:
+                    # Events still come: a list grows in amortized constant time.
+                    if isinstance(log, list):
+                        log.extend(added)
+                    else:
+                        self._logs[record.id] = [*log, *added]
+                elif added or not isinstance(log, tuple):
+                    # At rest, a tuple holds exactly its events, where a list would keep room
+                    # for more that a stored task would carry for as long as it is kept.
+                    self._logs[record.id] = (*log, *added)
                 self._records[record.id] = record
                 if old is None or _index_key(old) != _index_key(record):
                     if old is not None:
@@ -299,7 +309,7 @@ class MemoryTasks:
                     del self._messages[record.owner]
 
     def _log(self, query: LogQuery) -> tuple[LoggedEvent, ...]:
-        events = self._logs.get(query.task_id, [])[query.after : query.after + query.limit]
+        events = self._logs.get(query.task_id, ())[query.after : query.after + query.limit]
         record = self._records.get(query.task_id)
         return tuple(
             LoggedEvent(

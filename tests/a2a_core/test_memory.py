@@ -152,3 +152,41 @@ def test_a_first_event_that_is_not_the_creation_is_kept_as_it_is() -> None:
     tasks = MemoryTasks()
     assert tasks.commit([Put(record, 0, (LoggedEvent(1, odd),))])
     assert tasks.read(Reads(task_id="t", log=LogQuery("t", 0))).log[0].event == odd
+
+
+def test_a_log_grows_as_a_list_while_its_task_runs_and_rests_as_a_tuple() -> None:
+    from a2a_core import (
+        LoggedEvent,
+        LogQuery,
+        MemoryTasks,
+        Owner,
+        Put,
+        Reads,
+        Task,
+        TaskRecord,
+        TaskState,
+        TaskStatus,
+        TaskStatusUpdateEvent,
+    )
+
+    tasks = MemoryTasks()
+    status = TaskStatus(TaskState.WORKING, timestamp=EPOCH)
+    task = Task("t", status, "c")
+    for version in range(1, 5):
+        event = LoggedEvent(version, TaskStatusUpdateEvent("t", "c", status))
+        record = TaskRecord(task, Owner("a"), version, EPOCH, run=1, running=version < 4)
+        assert tasks.commit([Put(record, version - 1, (event,))])
+        assert isinstance(tasks._logs["t"], list if version < 4 else tuple)
+    log = tasks.read(Reads(task_id="t", log=LogQuery("t", 1))).log
+    assert [e.seq for e in log] == [2, 3, 4]
+    # A follow-up starts a run again: the log grows again.
+    more = TaskRecord(task, Owner("a"), 5, EPOCH, run=2, running=True)
+    event = LoggedEvent(5, TaskStatusUpdateEvent("t", "c", status))
+    assert tasks.commit([Put(more, 4, (event,))])
+    assert [e.seq for e in tasks.read(Reads(task_id="t", log=LogQuery("t", 0))).log] == [
+        1,
+        2,
+        3,
+        4,
+        5,
+    ]
