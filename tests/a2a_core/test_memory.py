@@ -11,7 +11,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from a2a_core._memory import _SortedIndex
+from a2a_core import (
+    LoggedEvent,
+    LogQuery,
+    MemoryTasks,
+    Message,
+    Owner,
+    Part,
+    Put,
+    Reads,
+    Role,
+    Task,
+    TaskRecord,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    text_artifact,
+)
+from a2a_core._memory import _CREATED, _SortedIndex
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -92,24 +109,6 @@ def test_an_index_may_be_small_or_empty(count: int) -> None:
 
 
 def test_a_logged_creation_is_rebuilt_from_the_record_not_kept() -> None:
-    from a2a_core import (
-        LoggedEvent,
-        LogQuery,
-        MemoryTasks,
-        Message,
-        Owner,
-        Part,
-        Put,
-        Reads,
-        Role,
-        Task,
-        TaskRecord,
-        TaskState,
-        TaskStatus,
-        TaskStatusUpdateEvent,
-        text_artifact,
-    )
-    from a2a_core._memory import _CREATED
 
     first = Message("m-1", Role.USER, (Part(text="hi"),), context_id="c", task_id="t")
     created = Task("t", TaskStatus(TaskState.SUBMITTED, timestamp=EPOCH), "c", history=(first,))
@@ -134,18 +133,6 @@ def test_a_logged_creation_is_rebuilt_from_the_record_not_kept() -> None:
 
 
 def test_a_first_event_that_is_not_the_creation_is_kept_as_it_is() -> None:
-    from a2a_core import (
-        LoggedEvent,
-        LogQuery,
-        MemoryTasks,
-        Owner,
-        Put,
-        Reads,
-        Task,
-        TaskRecord,
-        TaskState,
-        TaskStatus,
-    )
 
     odd = Task("t", TaskStatus(TaskState.WORKING, timestamp=EPOCH), "c")
     record = TaskRecord(odd, Owner("alice"), 1, EPOCH, seq=1)
@@ -155,19 +142,6 @@ def test_a_first_event_that_is_not_the_creation_is_kept_as_it_is() -> None:
 
 
 def test_a_log_grows_as_a_list_while_its_task_runs_and_rests_as_a_tuple() -> None:
-    from a2a_core import (
-        LoggedEvent,
-        LogQuery,
-        MemoryTasks,
-        Owner,
-        Put,
-        Reads,
-        Task,
-        TaskRecord,
-        TaskState,
-        TaskStatus,
-        TaskStatusUpdateEvent,
-    )
 
     tasks = MemoryTasks()
     status = TaskStatus(TaskState.WORKING, timestamp=EPOCH)
