@@ -2,7 +2,8 @@
 
 ``pip install a2a-sansio[testing]`` brings hypothesis. Two families:
 
-* **valid**: model objects (:func:`messages`, :func:`tasks`, …) and whole requests,
+* **valid**: model objects (:func:`messages`, :func:`tasks`, stream events, agent cards…)
+  and whole requests,
   :func:`requests` (an :class:`~a2a_core.HttpRequest` for any method of a dialect: v1.0 over
   JSON-RPC or HTTP+JSON, v0.3 or v0.1 "legacy" over JSON-RPC). They are written the way the
   protocol says, from the model through the core's own codec and dialect tables, so a server that
@@ -27,6 +28,11 @@ import attrs
 from hypothesis import strategies as st
 
 from a2a_core import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentProvider,
+    AgentSkill,
     Artifact,
     AuthenticationInfo,
     CancelTaskRequest,
@@ -44,9 +50,11 @@ from a2a_core import (
     SendMessageRequest,
     SubscribeToTaskRequest,
     Task,
+    TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
+    TaskStatusUpdateEvent,
     V1Codec,
 )
 from a2a_core._wire_v03 import message_out
@@ -54,6 +62,8 @@ from a2a_core._wire_v03 import message_out
 __all__ = [
     "Dialect",
     "NearValid",
+    "agent_cards",
+    "artifact_updates",
     "artifacts",
     "ids",
     "json_values",
@@ -63,6 +73,8 @@ __all__ = [
     "push_configs",
     "requests",
     "send_requests",
+    "status_updates",
+    "stream_events",
     "task_statuses",
     "tasks",
     "v1_calls",
@@ -149,6 +161,72 @@ def tasks() -> st.SearchStrategy[Task]:
         artifacts=st.lists(artifacts(), max_size=2).map(tuple),
         history=st.lists(messages(), max_size=3).map(tuple),
         metadata=_metadata,
+    )
+
+
+def status_updates() -> st.SearchStrategy[TaskStatusUpdateEvent]:
+    return st.builds(
+        TaskStatusUpdateEvent,
+        task_id=ids,
+        context_id=ids,
+        status=task_statuses(),
+        metadata=_metadata,
+    )
+
+
+def artifact_updates() -> st.SearchStrategy[TaskArtifactUpdateEvent]:
+    return st.builds(
+        TaskArtifactUpdateEvent,
+        task_id=ids,
+        context_id=ids,
+        artifact=artifacts(),
+        append=st.booleans(),
+        last_chunk=st.booleans(),
+        metadata=_metadata,
+    )
+
+
+StreamEvent = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent
+
+
+def stream_events() -> st.SearchStrategy[StreamEvent]:
+    """What a stream (or a webhook) carries: a task, a message, or an update of either kind."""
+    return st.one_of(tasks(), messages(Role.AGENT), status_updates(), artifact_updates())
+
+
+def agent_cards() -> st.SearchStrategy[AgentCard]:
+    """Agent cards with skills, capabilities and interfaces (no security schemes)."""
+    skills = st.builds(
+        AgentSkill,
+        id=ids,
+        name=_texts,
+        description=_texts,
+        tags=st.lists(_keys, max_size=3).map(tuple),
+        examples=st.lists(_texts, max_size=2).map(tuple),
+    )
+    interfaces = st.builds(
+        AgentInterface,
+        url=st.just("https://agents.example.com/a2a"),
+        protocol_binding=st.sampled_from(["JSONRPC", "HTTP+JSON", "GRPC"]),
+        protocol_version=st.sampled_from(["1.0", "0.3"]),
+    )
+    capabilities = st.builds(
+        AgentCapabilities,
+        streaming=st.none() | st.booleans(),
+        push_notifications=st.none() | st.booleans(),
+        extended_agent_card=st.none() | st.booleans(),
+    )
+    return st.builds(
+        AgentCard,
+        name=_texts.filter(bool),
+        description=_texts,
+        version=st.sampled_from(["1.0.0", "0.1", "2026.11"]),
+        supported_interfaces=st.lists(interfaces, max_size=2).map(tuple),
+        capabilities=capabilities,
+        skills=st.lists(skills, max_size=3).map(tuple),
+        provider=st.none()
+        | st.builds(AgentProvider, url=st.just("https://example.com"), organization=_texts),
+        documentation_url=st.none() | st.just("https://example.com/docs"),
     )
 
 

@@ -7,14 +7,27 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_core import ANONYMOUS, Core, CoreConfig, Dispatch, HttpResponse, Message, Task, V1Codec
+from a2a_core import (
+    ANONYMOUS,
+    AgentCard,
+    Core,
+    CoreConfig,
+    Dispatch,
+    HttpResponse,
+    Message,
+    Task,
+    V1Codec,
+)
 from a2a_core.testing import Driver
 from a2a_core.testing.strategies import (
     Dialect,
     NearValid,
+    StreamEvent,
+    agent_cards,
     messages,
     near_valid,
     requests,
+    stream_events,
     tasks,
 )
 from tests.a2a_core.support import CARD
@@ -93,3 +106,21 @@ def test_messages_survive_the_codec(message: Message) -> None:
 @given(tasks())
 def test_tasks_survive_the_codec(task: Task) -> None:
     assert CODEC.decode(Task, CODEC.encode(task), "task") == task
+
+
+@settings(max_examples=50, suppress_health_check=[HealthCheck.too_slow])
+@given(stream_events())
+def test_stream_events_survive_the_codec(event: StreamEvent) -> None:
+    wire = CODEC.encode_event(event)
+    (kind,) = wire
+    assert kind in {"task", "message", "statusUpdate", "artifactUpdate"}
+    assert CODEC.decode(type(event), wire[kind], "event") == event
+
+
+@settings(max_examples=50, suppress_health_check=[HealthCheck.too_slow])
+@given(agent_cards())
+def test_agent_cards_survive_the_codec_and_the_server_fills_them_in(card: AgentCard) -> None:
+    assert CODEC.decode(AgentCard, CODEC.encode(card), "card") == card
+    served = Core(CoreConfig(card=card)).card("https://agents.example.com")
+    assert served.name == card.name
+    assert served.supported_interfaces  # the server says truthfully where it answers
