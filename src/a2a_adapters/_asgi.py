@@ -52,7 +52,10 @@ class FastPath:
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
-        body = await _read_body(receive, headers, core.config.max_body_bytes)
+        try:
+            body = await _read_body(receive, headers, core.config.max_body_bytes)
+        except _ClientLeft:
+            return  # half a request is not a request: nothing is decided on it
         if body is None:
             response: HttpResponse | HttpStream = core.too_large(path)
         else:
@@ -91,8 +94,13 @@ def _base_url(scope: Scope, headers: dict[str, str]) -> str:
     return f"{scheme}://{host}"
 
 
+class _ClientLeft(Exception):
+    """The client went away before its request's body was complete."""
+
+
 async def _read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes | None:
-    """The request body, or ``None`` once it proves longer than ``limit`` (never read past)."""
+    """The request body, or ``None`` once it proves longer than ``limit`` (never read past).
+    Raises :class:`_ClientLeft` if the client leaves before the body is whole."""
     declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         return None
@@ -101,7 +109,7 @@ async def _read_body(receive: Receive, headers: dict[str, str], limit: int) -> b
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return b"".join(chunks)  # the client left; the engine's answer goes nowhere
+            raise _ClientLeft
         chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:

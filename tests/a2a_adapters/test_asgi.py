@@ -1,7 +1,10 @@
 """The applications ``create_app`` builds: A2A's endpoints take the short way to the engine
 (``a2a_adapters._asgi.FastPath``), and everything else is still the Quart application's."""
 
+import json
+import socket
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -138,3 +141,25 @@ def test_a_blocking_send_whose_client_leaves_stops_waiting() -> None:
             assert engine._runs
     finally:
         release.set()
+
+
+def test_half_a_request_is_not_acted_on() -> None:
+    # A body that is whole JSON, but less than the Content-Length promised: the client hung up
+    # before its request was complete, so nothing may be decided on it.
+    engine = build_engine(echo.agent, card=echo.card)
+    message = {"messageId": "m-half", "role": "ROLE_USER", "parts": [{"text": "x"}]}
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+    ).encode()
+    with serving(engine) as url:
+        host, port = url.removeprefix("http://").split(":")
+        head = (
+            f"POST / HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"A2A-Version: 1.0\r\nContent-Length: {len(body) + 100}\r\n\r\n"
+        ).encode()
+        with socket.create_connection((host, int(port)), timeout=5) as sock:
+            sock.sendall(head + body)
+            time.sleep(0.2)  # let the server read what came
+        # A whole request afterwards is served: the server noticed the first one and moved on.
+        assert state_of(send_task(url, "after")) == COMPLETED
+        assert len(engine.store) == 1  # type: ignore[arg-type]
