@@ -55,7 +55,7 @@ class FastPath:
         try:
             body = await _read_body(receive, headers, core.config.max_body_bytes)
         except _ClientLeft:
-            return  # half a request is not a request: nothing is decided on it
+            return None  # half a request is not a request: nothing is decided on it
         if body is None:
             response: HttpResponse | HttpStream = core.too_large(path)
         else:

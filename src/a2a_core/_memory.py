@@ -309,13 +309,12 @@ class MemoryTasks:
                     del self._messages[record.owner]
 
     def _log(self, query: LogQuery) -> tuple[LoggedEvent, ...]:
-        events = self._logs.get(query.task_id, ())[query.after : query.after + query.limit]
         record = self._records.get(query.task_id)
+        if record is None:
+            return ()  # a task's log goes with it
+        events = self._logs[query.task_id][query.after : query.after + query.limit]
         return tuple(
-            LoggedEvent(
-                query.after + n,
-                _creation(record) if event is _CREATED and record else event,
-            )
+            LoggedEvent(query.after + n, _creation(record) if event is _CREATED else event)
             for n, event in enumerate(events, 1)
         )
 

@@ -228,6 +228,11 @@ class Server:
         """How many streams are still following a task."""
         return sum(len(f) for f in self._followers.values())
 
+    @property
+    def waiting(self) -> int:
+        """How many requests wait for their task to settle."""
+        return sum(len(w) for w in self._waiters.values())
+
     # --- read, decide, commit, perform --------------------------------------------------------
 
     def _execute(

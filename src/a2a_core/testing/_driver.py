@@ -195,6 +195,7 @@ class Driver:
         self.pushes: list[Notify] = []
         self._steppers: dict[str, _Stepper] = {}
         self._exchanges: dict[int, Exchange] = {}
+        self._sent = 0  # messages sent with send(), for their default ids
 
     @property
     def core(self) -> Core:
@@ -240,7 +241,7 @@ class Driver:
     ) -> Exchange:
         """A v1.0 ``SendMessage`` of one text part; ``params`` are merged into the params
         (``configuration``, ``metadata``) or the message (``task_id``, ``context_id``)."""
-        self._sent = getattr(self, "_sent", 0) + 1
+        self._sent += 1
         message: dict[str, Any] = {
             "messageId": message_id or f"msg-{self._sent}",
             "role": "ROLE_USER",
