@@ -205,11 +205,10 @@ def memory_sdk(count: int) -> dict[str, Any]:
 
     async def run() -> dict[str, Any]:
         result = await _measure_memory(send, count)
-        store = handler.task_store
-        tasks = getattr(store, "tasks", None) or getattr(
-            getattr(store, "_store", None), "tasks", {}
+        listed = await handler.task_store.list(
+            pb.ListTasksRequest(page_size=1), ServerCallContext()
         )
-        result["stored"] = sum(len(t) for t in tasks.values()) if tasks else None
+        result["stored"] = listed.total_size
         return result
 
     return asyncio.run(run())
