@@ -147,7 +147,15 @@ from ._storage import (
     Snapshot,
     Write,
 )
-from ._streams import Advance, OpenStream, StreamCursor, StreamMode, advance, open_cursor
+from ._streams import (
+    Advance,
+    OpenStream,
+    StreamCursor,
+    StreamMode,
+    advance,
+    open_cursor,
+    release,
+)
 from ._wire_v1 import V1Codec
 
 __all__ = [
@@ -295,6 +303,7 @@ __all__ = [
     "normalize",
     "open_cursor",
     "rejected",
+    "release",
     "reply",
     "sse_event",
     "state_diagram",

@@ -34,7 +34,8 @@ from typing import Any
 
 import attrs
 
-from ._errors import InvalidAgentResponseError
+from ._errors import InternalError, InvalidAgentResponseError
+from ._json import string_problem, value_problem
 from ._model import Artifact, Message, Metadata, Part, Role, TaskState
 
 __all__ = [
@@ -181,10 +182,21 @@ def normalize(value: Any, *, final: bool) -> list[Update]:
         case None:
             return []
         case str():
+            if not value.isascii():
+                _check_text(value, "the text")
             return [completed(value) if final else working(value)]
-        case Status() | ArtifactChunk() | Message():
+        case Status(message=message):
+            if message is not None:
+                _check_content(message, "the status message")
+            return [value]
+        case ArtifactChunk(artifact=artifact):
+            _check_content(artifact, "the artifact")
+            return [value]
+        case Message():
+            _check_content(value, "the message")
             return [value]
         case Artifact():
+            _check_content(value, "the artifact")
             return [ArtifactChunk(value, last_chunk=True)]
         case list() | tuple():
             return [update for item in value for update in normalize(item, final=False)]
@@ -192,6 +204,62 @@ def normalize(value: Any, *, final: bool) -> list[Update]:
         f"Invalid agent response: the agent produced a value of type {type(value).__name__}, "
         "which is not an A2A update"
     )
+
+
+def _check_content(value: Message | Artifact | Part, where: str) -> None:
+    """Refuse content that could be stored but never written back as JSON: a lone surrogate in
+    a string, a data or metadata value that is not JSON (a set, a NaN, an object), nesting past
+    the limit. Stored, it would break every later read of the task and every listing holding
+    it; refused here, it fails only this output (the task fails with the reason)."""
+    texts, documents, lists = _CONTENT_FIELDS[type(value)]
+    for name in texts:
+        item = getattr(value, name)
+        if item is not None and not (type(item) is str and item.isascii()):
+            _check_text(item, f"{where}'s {name}")
+    for name in documents:
+        item = getattr(value, name)
+        if item is not None:
+            problem = value_problem(item, root=f"{where}'s {name}")
+            if problem is not None:
+                raise InvalidAgentResponseError(f"Invalid agent response: {' '.join(problem)}")
+    for name in lists:
+        for index, item in enumerate(getattr(value, name)):
+            if name == "parts":
+                if not isinstance(item, Part):
+                    raise InvalidAgentResponseError(
+                        f"Invalid agent response: {where}'s parts[{index}] is a "
+                        f"{type(item).__name__}, not a Part"
+                    )
+                _check_content(item, f"{where}'s parts[{index}]")
+            elif not (type(item) is str and item.isascii()):
+                _check_text(item, f"{where}'s {name}[{index}]")
+
+
+def _check_text(text: object, where: str) -> None:
+    if type(text) is not str:
+        raise InvalidAgentResponseError(
+            f"Invalid agent response: {where} is a {type(text).__name__}, not a string"
+        )
+    problem = string_problem(text)
+    if problem is not None:
+        raise InvalidAgentResponseError(f"Invalid agent response: {where} {problem}")
+
+
+#: Per content class: its string fields, its JSON-valued fields, its fields holding sequences
+#: (of parts, or of strings).
+_CONTENT_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    Part: (("text", "url", "filename", "media_type"), ("data", "metadata"), ()),
+    Message: (
+        ("message_id", "context_id", "task_id"),
+        ("metadata",),
+        ("parts", "extensions", "reference_task_ids"),
+    ),
+    Artifact: (
+        ("artifact_id", "name", "description"),
+        ("metadata",),
+        ("parts", "extensions"),
+    ),
+}
 
 
 def exception_status(error: BaseException) -> Status:
@@ -202,6 +270,8 @@ def exception_status(error: BaseException) -> Status:
         return failed(error.message)
     if isinstance(error, RunAbandoned):
         return failed("The server stopped before the agent finished; send a new message to retry.")
+    if isinstance(error, InternalError):
+        return failed("The server failed while the agent ran; send a new message to retry.")
     # The exception's text may hold internals (paths, queries, secrets): the client gets its
     # type only; the adapter logs the traceback.
     return failed(f"The agent failed ({type(error).__name__}).")

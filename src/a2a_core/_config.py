@@ -6,6 +6,10 @@ from datetime import datetime, timedelta
 import attrs
 
 from ._card_model import AgentCard
+from ._json import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ITEMS
+
+#: The most parts a message may hold unless configured otherwise.
+DEFAULT_MAX_PARTS = 1_000
 
 __all__ = ["CoreConfig", "ErrorMapping"]
 
@@ -49,6 +53,12 @@ class CoreConfig:
     extended_card: AgentCard | None = None
     #: Requests with a larger body are refused before they are parsed.
     max_body_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=_positive)
+    #: How deeply a request's JSON may nest (arrays and objects inside one another).
+    max_json_depth: int = attrs.field(default=DEFAULT_MAX_DEPTH, validator=_positive)
+    #: How many JSON values and object keys one request may hold, counted before parsing.
+    max_json_items: int = attrs.field(default=DEFAULT_MAX_ITEMS, validator=_positive)
+    #: How many parts one message may hold.
+    max_message_parts: int = attrs.field(default=DEFAULT_MAX_PARTS, validator=_positive)
     default_page_size: int = attrs.field(default=50, validator=_positive)
     max_page_size: int = attrs.field(default=100, validator=_positive)
     #: ``Cache-Control: max-age`` of the agent card, in seconds.
@@ -68,5 +78,10 @@ class CoreConfig:
     #: for another message is refused (-32602). When false every send is new and ids are not
     #: indexed (the conformance kit re-sends identical messages and expects new tasks).
     idempotent_sends: bool = True
+    #: How long a streamed send holds back the task snapshot for the agent's first output, so
+    #: that an agent answering with a direct message gets a one-message stream. After it, the
+    #: client gets the task (its id, to cancel or follow it) without waiting for the agent.
+    #: ``None`` holds it until the first output, however long the agent thinks.
+    direct_reply_window: timedelta | None = timedelta(milliseconds=50)
     #: How many push configs one task may hold.
     max_push_configs: int = attrs.field(default=16, validator=_positive)

@@ -55,6 +55,12 @@ class Core:
         request's ``path`` so that an HTTP+JSON route gets its own error format."""
         return self._front.too_large(path)
 
+    def internal_error(self, path: str, message: str) -> HttpResponse:
+        """The answer for a request the adapter failed to handle through no fault of the
+        client's (a store that failed, a bug): a protocol error in the binding of ``path``,
+        never a bare 500 or a traceback."""
+        return self._front.internal_error(path, message)
+
     def needs(self, inp: Input) -> Reads:
         """What to read from the store before :meth:`decide`."""
         return self._reducer.needs(inp)

@@ -23,6 +23,7 @@ from ._errors import (
     A2AError,
     ContentTypeNotSupportedError,
     FieldViolation,
+    InternalError,
     InvalidParamsError,
     MethodNotFoundError,
     ParseError,
@@ -30,6 +31,7 @@ from ._errors import (
     VersionNotSupportedError,
 )
 from ._inputs import Call, Caller, Dialect, Operation
+from ._json import BadValue, JsonLimits, NotJson, TooManyItems, dumps, loads
 from ._jsonrpc import RpcFailure, RpcId, error_body, parse_request, peek_id, result_body
 from ._model import (
     Message,
@@ -52,7 +54,7 @@ from ._requests import (
 from ._rest import match_rest, rest_error_body, rest_params, status_of
 from ._sse import SSE_HEADERS, sse_event
 from ._storage import LoggedEvent
-from ._wire import ascii_int, dumps, loads
+from ._wire import ascii_int
 from ._wire_v03 import (
     event_out,
     legacy_push_in,
@@ -253,6 +255,7 @@ class HttpFront:
         self._config = config
         self._codec = codec
         self.cards = CardRenderer(config, codec)
+        self._json_limits = JsonLimits(config.max_json_depth, config.max_json_items)
 
     def route(self, request: HttpRequest, caller: Caller, base_url: str) -> HttpResponse | Dispatch:
         """Answer ``request`` now, or say which call to run for it."""
@@ -443,6 +446,14 @@ class HttpFront:
             return self._rest_error(error)
         return self.render_error(None, error)
 
+    def internal_error(self, path: str, message: str) -> HttpResponse:
+        """The answer to a request the adapter failed to handle (the server's fault, not the
+        client's): -32603 on JSON-RPC, a ``google.rpc.Status`` with 500 on an HTTP+JSON route."""
+        error = InternalError(f"Internal error: {message}")
+        if self._config.rest and path not in ("", self._config.rpc_path):
+            return self._rest_error(error)
+        return self.render_error(None, error)
+
     def _rpc(self, request: HttpRequest, caller: Caller) -> Dispatch:
         body = request.body
         try:
@@ -452,8 +463,8 @@ class HttpFront:
         try:
             self._check_content_type(request, "JSON-RPC requests")
         except ContentTypeNotSupportedError as error:
-            raise RpcFailure(peek_id(body), error) from None
-        rpc = parse_request(body)
+            raise RpcFailure(peek_id(body, self._json_limits), error) from None
+        rpc = parse_request(body, self._json_limits)
         version = requested_version(request)
         asked = _major_minor(version) if version else (0, 3)  # no header means 0.3 (§3.6.2)
         if asked is None or asked not in ((1, 0), (0, 3), (0, 2), (0, 1)):
@@ -487,10 +498,7 @@ class HttpFront:
             body: Any = None
             if route.body and request.body.strip():
                 self._check_content_type(request, "HTTP+JSON requests")
-                try:
-                    body = loads(request.body)
-                except ValueError as error:
-                    raise ParseError(f"Invalid JSON payload: {error}") from None
+                body = self._rest_body(request.body)
                 if not isinstance(body, dict):
                     raise InvalidParamsError("Invalid parameters: the body must be a JSON object")
             version = requested_version(request)
@@ -503,6 +511,21 @@ class HttpFront:
         except A2AError as error:
             raise _RestFailure(error) from None
         return Dispatch(Call(route.operation, decoded, caller, last_event_id), None, Binding.REST)
+
+    def _rest_body(self, raw: bytes) -> Any:
+        """A REST request's body, parsed within the JSON limits (fields named from its root)."""
+        try:
+            return loads(raw, self._json_limits)
+        except NotJson as error:
+            raise ParseError(f"Invalid JSON payload: {error}") from None
+        except TooManyItems as error:
+            raise PayloadTooLargeError(f"Request too large: {error}") from None
+        except BadValue as bad:
+            path = bad.path or "body"
+            raise InvalidParamsError(
+                f"Invalid parameters: {path}: {bad.problem}",
+                violations=(FieldViolation(path, bad.problem),),
+            ) from None
 
     def _check_size(self, request: HttpRequest) -> None:
         limit = self._config.max_body_bytes

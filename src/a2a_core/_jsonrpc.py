@@ -9,8 +9,24 @@ from typing import Any
 
 import attrs
 
-from ._errors import A2AError, InvalidRequestError, ParseError
-from ._wire import dumps, loads
+from ._errors import (
+    A2AError,
+    FieldViolation,
+    InvalidParamsError,
+    InvalidRequestError,
+    ParseError,
+    PayloadTooLargeError,
+)
+from ._json import (
+    DEFAULT_LIMITS,
+    BadValue,
+    JsonLimits,
+    NotJson,
+    TooManyItems,
+    dumps,
+    loads,
+    string_problem,
+)
 
 __all__ = ["RpcFailure", "RpcId", "RpcRequest", "error_body", "parse_request", "result_body"]
 
@@ -40,25 +56,39 @@ def _valid_id(value: Any) -> bool:
     return value is None or (type(value) in (str, int, float))
 
 
-def peek_id(body: bytes) -> RpcId:
-    """The request's id if the body is a JSON object with a valid one, else ``None``."""
-    try:
-        document = loads(body)
-    except ValueError:
-        return None
+def _id_of(document: Any) -> RpcId:
     if isinstance(document, dict):
         candidate = document.get("id")
-        if _valid_id(candidate):
+        if _valid_id(candidate) and not (type(candidate) is str and string_problem(candidate)):
             return candidate
     return None
 
 
-def parse_request(body: bytes) -> RpcRequest:
-    """Parse and check the envelope. Raises :class:`RpcFailure` (-32700 or -32600)."""
+def peek_id(body: bytes, limits: JsonLimits = DEFAULT_LIMITS) -> RpcId:
+    """The request's id if the body is a JSON object with a valid one, else ``None``."""
     try:
-        document = loads(body)
-    except ValueError as error:
+        return _id_of(loads(body, limits))
+    except BadValue as bad:
+        return _id_of(bad.document)
+    except ValueError:
+        return None
+
+
+def parse_request(body: bytes, limits: JsonLimits = DEFAULT_LIMITS) -> RpcRequest:
+    """Parse and check the envelope, within the JSON limits (see ``_json``).
+
+    Raises :class:`RpcFailure`: -32700 for what is not JSON, -32600 for a body over the item
+    limit (before parsing) or a bad envelope, -32602 for a bad value inside ``params`` (too
+    deep, a lone surrogate), named by its path.
+    """
+    try:
+        document = loads(body, limits)
+    except NotJson as error:
         raise RpcFailure(None, ParseError(f"Invalid JSON payload: {error}")) from None
+    except TooManyItems as error:
+        raise RpcFailure(None, PayloadTooLargeError(f"Request too large: {error}")) from None
+    except BadValue as bad:
+        raise RpcFailure(_id_of(bad.document), _bad_value_error(bad)) from None
     if isinstance(document, list):
         raise RpcFailure(None, InvalidRequestError("Batch requests are not supported"))
     if not isinstance(document, dict):
@@ -75,6 +105,16 @@ def parse_request(body: bytes) -> RpcRequest:
         raise RpcFailure(request_id, InvalidRequestError("method must be a non-empty string"))
     params = document.get("params", {})
     return RpcRequest(request_id, method, params)
+
+
+def _bad_value_error(bad: BadValue) -> A2AError:
+    """-32602 naming the field when it is a parameter, -32600 when it is the envelope."""
+    if bad.path == "params" or bad.path.startswith(("params.", "params[")):
+        return InvalidParamsError(
+            f"Invalid parameters: {bad.path}: {bad.problem}",
+            violations=(FieldViolation(bad.path, bad.problem),),
+        )
+    return InvalidRequestError(f"Invalid request: {bad}")
 
 
 def result_body(request_id: RpcId, result: Any) -> bytes:

@@ -92,3 +92,55 @@ def url_problem(url: str, allow_hosts: Collection[str] = ()) -> str | None:
 def host_of(url: str) -> str:
     """The host of a URL that :func:`url_problem` accepted."""
     return urlsplit(url).hostname or ""
+
+
+#: The characters of an HTTP token (RFC 9110 §5.6.2): what an auth scheme is written in.
+_TOKEN_CHARS = frozenset(
+    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+
+
+def header_value_problem(value: str) -> str | None:
+    """Why ``value`` cannot be sent as an HTTP header value, or ``None``.
+
+    The push sender puts a config's token and credentials into request headers. A value that
+    HTTP cannot carry (non-ASCII, CR or LF, other control characters) would only fail when a
+    notification is sent, long after the client that gave it has gone; so it is refused when
+    the config is created. Only visible ASCII and inner spaces pass: header values with
+    ``obs-text`` or surrounding whitespace are legal on the wire in theory but refused or
+    altered by common HTTP clients.
+    """
+    for index, char in enumerate(value):
+        if not " " <= char <= "~":
+            return (
+                f"must be printable ASCII to be sent as an HTTP header; character {index} is "
+                f"U+{ord(char):04X}"
+            )
+    if value != value.strip(" "):
+        return "must not begin or end with a space (it is sent as an HTTP header value)"
+    return None
+
+
+def auth_scheme_problem(scheme: str) -> str | None:
+    """Why ``scheme`` is not an HTTP authentication scheme (a token), or ``None``."""
+    if not scheme.strip():
+        return "must not be empty"
+    bad = next((char for char in scheme if char not in _TOKEN_CHARS), None)
+    if bad is not None:
+        return (
+            f"must be an HTTP authentication scheme such as Bearer or Basic (letters, digits "
+            f"and !#$%&'*+-.^_`|~); it holds U+{ord(bad):04X}"
+        )
+    return None
+
+
+def url_text_problem(url: str) -> str | None:
+    """Why ``url`` cannot be sent as a request target as written, or ``None``."""
+    for index, char in enumerate(url):
+        if not "!" <= char <= "~":
+            return (
+                f"must be written in printable ASCII without spaces (percent-encode other "
+                f"characters, write international host names in their xn-- form); "
+                f"character {index} is U+{ord(char):04X}"
+            )
+    return None

@@ -28,8 +28,8 @@ it was decided from; the store refuses the write if someone else wrote in betwee
 adapter decides again on fresh data.
 """
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
 
 import attrs
 
@@ -83,7 +83,13 @@ from ._model import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from ._push_policy import host_of, url_problem
+from ._push_policy import (
+    auth_scheme_problem,
+    header_value_problem,
+    host_of,
+    url_problem,
+    url_text_problem,
+)
 from ._records import Owner, TaskRecord, message_fingerprint
 from ._requests import (
     CancelTaskRequest,
@@ -336,7 +342,9 @@ class Reducer:
                     "a message id may be reused only to re-send the same message",
                 )
             else:
-                return Decision(reply=self._replay(holder, immediately, history_length, streaming))
+                return Decision(
+                    reply=self._replay(holder, immediately, history_length, streaming, ctx)
+                )
 
         new_id = ""  # a task id the client chose (v0.1), for a new task
         if message.task_id and legacy:
@@ -364,7 +372,7 @@ class Reducer:
         record = write.record
         reply: Reply
         if streaming:
-            reply = _send_stream(record, history_length)
+            reply = _send_stream(record, history_length, self._hold_until(ctx))
         elif immediately:
             reply = Respond(view(record.task, history_length))
         else:
@@ -372,17 +380,29 @@ class Reducer:
         return Decision(writes=(*clear, write), effects=effects, reply=reply)
 
     def _replay(
-        self, record: TaskRecord, immediately: bool, history_length: int | None, streaming: bool
+        self,
+        record: TaskRecord,
+        immediately: bool,
+        history_length: int | None,
+        streaming: bool,
+        ctx: Context,
     ) -> Reply:
         """The answer to a re-sent message: the task it created, without running anything."""
         wait = AwaitTask(record.id, history_length)
         if streaming:
-            return _send_stream(record, history_length)
+            return _send_stream(record, history_length, self._hold_until(ctx))
         if immediately:
             return Respond(view(record.task, history_length))
         if record.state.settled:
             return self.settled_reply(wait, record)
         return wait
+
+    def _hold_until(self, ctx: Context) -> datetime | None:
+        """Until when a streamed send may hold its task back for a direct reply."""
+        window = self.config.direct_reply_window
+        if window is None:
+            return datetime.max.replace(tzinfo=UTC)
+        return ctx.now + window if window > timedelta(0) else None
 
     def _skill(self, request: SendMessageRequest) -> str:
         """The skill a new task is routed to: named in the request's or message's metadata."""
@@ -406,6 +426,12 @@ class Reducer:
             raise _bad_param("params.message.messageId", "must not be empty")
         if not message.parts:
             raise _bad_param("params.message.parts", "must hold at least one part")
+        if len(message.parts) > self.config.max_message_parts:
+            raise _bad_param(
+                "params.message.parts",
+                f"holds {len(message.parts)} parts; a message may hold at most "
+                f"{self.config.max_message_parts}",
+            )
 
     def _check_media_types(self, message: Message, skill_id: str) -> None:
         """Every part's media type must be one the skill (or else the agent) accepts."""
@@ -570,11 +596,29 @@ class Reducer:
     def _check_push_config(self, config: TaskPushNotificationConfig, field: str) -> None:
         if not self.config.push_notifications:
             raise _push_not_supported()
-        problem = url_problem(config.url, self.config.push_allow_hosts)
+        problem = url_text_problem(config.url) or url_problem(
+            config.url, self.config.push_allow_hosts
+        )
         if problem is not None:
             raise _bad_param(f"{field}.url", problem)
-        if config.authentication is not None and not config.authentication.scheme.strip():
-            raise _bad_param(f"{field}.authentication.scheme", "must not be empty")
+        checks: list[tuple[str, str, Callable[[str], str | None]]] = [
+            ("token", config.token, header_value_problem)
+        ]
+        if config.authentication is not None:
+            checks.append(
+                ("authentication.scheme", config.authentication.scheme, auth_scheme_problem)
+            )
+            checks.append(
+                (
+                    "authentication.credentials",
+                    config.authentication.credentials,
+                    header_value_problem,
+                )
+            )
+        for name, value, check in checks:
+            problem = check(value)
+            if problem is not None:
+                raise _bad_param(f"{field}.{name}", problem)
 
     def _checked_config_count(self, record: TaskRecord) -> TaskRecord:
         if len(record.push_configs) > self.config.max_push_configs:
@@ -850,12 +894,14 @@ def _subscription(record: TaskRecord, after: int | None) -> OpenStream:
     return OpenStream(record.id, StreamMode.SUBSCRIBE, after, None, state)
 
 
-def _send_stream(record: TaskRecord, history_length: int | None) -> OpenStream:
+def _send_stream(
+    record: TaskRecord, history_length: int | None, hold_until: datetime | None
+) -> OpenStream:
     """The stream of a send: the task as of now, then whatever follows."""
     snapshot: Task | Message = view(record.task, history_length)
     if record.replied and record.state.settled and record.task.status.message is not None:
         snapshot = record.task.status.message
-    return OpenStream(record.id, StreamMode.SEND, record.seq, snapshot, record.state)
+    return OpenStream(record.id, StreamMode.SEND, record.seq, snapshot, record.state, hold_until)
 
 
 def _list_reply(request: ListTasksRequest, query: ListQuery, page: Page) -> ListTasksResponse:

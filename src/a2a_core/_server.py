@@ -32,7 +32,7 @@ from ._http import Dispatch, HttpRequest, HttpResponse
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Caller, Context, Input, Tick
 from ._memory import MemoryTasks
 from ._storage import LogQuery, Reads
-from ._streams import Advance, OpenStream, StreamCursor, advance, open_cursor
+from ._streams import Advance, OpenStream, StreamCursor, advance, open_cursor, release
 
 __all__ = ["Action", "Answer", "Frames", "Server", "Stream", "Waiting"]
 
@@ -206,10 +206,17 @@ class Server:
         after_each()
 
     def tick(self, now: datetime) -> None:
-        """The time :attr:`wake_at` named has come (calling it early or late is harmless)."""
+        """The time :attr:`wake_at` named has come (calling it early or late is harmless):
+        expired tasks go, and streamed sends whose agent has not spoken yet get their task."""
         if self.wake_at is not None and self.wake_at <= now:
             self.wake_at = None
         self._execute(Tick(now), now)
+        for followers in list(self._followers.values()):
+            for follower in list(followers):
+                due = follower.cursor.release_at
+                if due is not None and due <= now:
+                    self._follow(follower, release(follower.cursor, now))
+        self._wake_for_streams()
 
     def close(self, exchange_or_stream: int) -> None:
         """The client of a :class:`Waiting` request or a :class:`Stream` went away."""
@@ -243,9 +250,7 @@ class Server:
         if not self.tasks.commit(decision.writes):
             # One decider over memory it alone writes cannot lose a race.
             raise AssertionError("a write conflicted in a single-threaded server")
-        wake_at = decision.wake_at
-        if wake_at is not None and (self.wake_at is None or wake_at < self.wake_at):
-            self.wake_at = wake_at
+        self._wake_by(decision.wake_at)
         if waiter is not None and isinstance(decision.reply, AwaitTask):
             # Registered before the effects run, so that the task cannot settle unseen.
             number, dispatch = waiter
@@ -277,8 +282,19 @@ class Server:
         ended = follower.cursor.done
         if ended:
             self.close(number)
+        self._wake_by(follower.cursor.release_at)
         headers = self.core.stream_headers()
         return Stream(number, 200, headers, frames, ended)
+
+    def _wake_for_streams(self) -> None:
+        """Bring :attr:`wake_at` forward to the first held stream snapshot that is due."""
+        for followers in self._followers.values():
+            for follower in followers:
+                self._wake_by(follower.cursor.release_at)
+
+    def _wake_by(self, due: datetime | None) -> None:
+        if due is not None and (self.wake_at is None or due < self.wake_at):
+            self.wake_at = due
 
     def _follow(self, follower: _Follower, step: Advance) -> None:
         frames = self._frames(follower, step, read_log=False)

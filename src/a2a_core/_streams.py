@@ -16,20 +16,36 @@ Two kinds of stream end differently (spec §3.1.2, §3.6):
 * a **subscription** ends only when the task is terminal; it stays open across interruptions.
 
 A streamed send starts with the task snapshot, except when the agent answers with a direct
-message: then the stream is that one message. Since that is only known from the agent's first
-output, the snapshot is held back until then; the reducer logs a direct reply as a ``message``
-event before the completion it causes, so the log alone tells a reply from a completion.
+message: then the stream is that one message. That is only known from the agent's first output,
+so the snapshot is held back, but only briefly: until the first output or the stream's
+``release_at`` (the core's ``direct_reply_window`` after the send), whichever comes first. An
+agent that thinks for seconds before its first word must not leave its client without even the
+task id (to cancel it, or to show that something is happening); an agent that answers at once
+still gets its one-message stream. The reducer logs a direct reply as a ``message`` event before
+the completion it causes, so the log alone tells a reply from a completion.
+
+The cursor reads no clock: :func:`release` is told the time, and :attr:`StreamCursor.release_at`
+says when to call it (an adapter sleeps until then, or until the next events, which come first).
 """
 
 import enum
 from collections.abc import Sequence
+from datetime import datetime
 
 import attrs
 
 from ._model import Message, Task, TaskState, TaskStatusUpdateEvent
 from ._storage import LoggedEvent
 
-__all__ = ["Advance", "OpenStream", "StreamCursor", "StreamMode", "advance", "open_cursor"]
+__all__ = [
+    "Advance",
+    "OpenStream",
+    "StreamCursor",
+    "StreamMode",
+    "advance",
+    "open_cursor",
+    "release",
+]
 
 
 class StreamMode(enum.Enum):
@@ -55,6 +71,9 @@ class OpenStream:
     #: The task (or, for a re-sent message the agent answered directly, that answer).
     snapshot: Task | Message | None
     state: TaskState | None
+    #: For a streamed send still running: when to send the task snapshot although the agent
+    #: has said nothing yet (``None``: at once; ``datetime.max``: only on its first output).
+    hold_until: datetime | None = None
 
 
 @attrs.frozen
@@ -67,7 +86,14 @@ class StreamCursor:
     state: TaskState | None
     #: A streamed send's snapshot, held until the agent's first output says what to send.
     held: Task | None = None
+    #: When the held snapshot goes out anyway (see :func:`release`).
+    hold_until: datetime | None = None
     done: bool = False
+
+    @property
+    def release_at(self) -> datetime | None:
+        """When :func:`release` must be called (``None``: nothing is waiting for the time)."""
+        return self.hold_until if self.held is not None else None
 
 
 @attrs.frozen
@@ -97,10 +123,22 @@ def open_cursor(stream: OpenStream) -> Advance:
         return Advance(attrs.evolve(cursor, done=done), (), gap=not done)
     if isinstance(snapshot, Message):
         return Advance(attrs.evolve(cursor, done=True), (LoggedEvent(stream.after, snapshot),))
-    if stream.mode is StreamMode.SEND and not _ends(stream.mode, stream.state):
-        return Advance(attrs.evolve(cursor, held=snapshot), ())
+    if (
+        stream.mode is StreamMode.SEND
+        and stream.hold_until is not None
+        and not _ends(stream.mode, stream.state)
+    ):
+        return Advance(attrs.evolve(cursor, held=snapshot, hold_until=stream.hold_until), ())
     frame = LoggedEvent(stream.after, snapshot)
     return Advance(attrs.evolve(cursor, done=_ends(stream.mode, stream.state)), (frame,))
+
+
+def release(cursor: StreamCursor, now: datetime) -> Advance:
+    """The held snapshot, if its time has come by ``now`` (the agent has not spoken yet)."""
+    if cursor.held is None or cursor.hold_until is None or now < cursor.hold_until:
+        return Advance(cursor, ())
+    frame = LoggedEvent(cursor.last_seq, cursor.held)
+    return Advance(attrs.evolve(cursor, held=None, hold_until=None), (frame,))
 
 
 def advance(cursor: StreamCursor, batch: Sequence[LoggedEvent]) -> Advance:
@@ -117,7 +155,7 @@ def advance(cursor: StreamCursor, batch: Sequence[LoggedEvent]) -> Advance:
             done = attrs.evolve(cursor, last_seq=first.seq, held=None, done=True)
             return Advance(done, (first,))
         frames.append(LoggedEvent(cursor.last_seq, cursor.held))
-        cursor = attrs.evolve(cursor, held=None)
+        cursor = attrs.evolve(cursor, held=None, hold_until=None)
     for logged in fresh:
         if logged.seq != cursor.last_seq + 1:
             return Advance(cursor, tuple(frames), gap=True)

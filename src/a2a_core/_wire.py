@@ -12,8 +12,6 @@ rather than cattrs' ``$.message.parts``), because that is what the client wrote.
 import base64
 import binascii
 import enum
-import json
-import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar, get_args, get_origin
@@ -30,6 +28,7 @@ from cattrs.errors import (
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._errors import FieldViolation
+from ._json import dumps, loads
 from ._model import ALWAYS_KEY, SERVER_ONLY_KEY
 
 __all__ = [
@@ -55,30 +54,6 @@ def camel(name: str) -> str:
     return head + "".join(word[:1].upper() + word[1:] for word in rest)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"{text} is too large for a JSON number")
-    return value
-
-
-def loads(body: bytes) -> Any:
-    """Parse a request body as strict JSON (RFC 8259). Raises ``ValueError`` when it is not.
-
-    Python's parser also accepts ``NaN`` and ``Infinity`` (and turns ``1e999`` into infinity),
-    which would come back out as invalid JSON when echoed; and deep nesting makes it raise
-    ``RecursionError``. Both are the client's malformed input, so both are ``ValueError`` here.
-    """
-    try:
-        return json.loads(body, parse_constant=_no_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-
-
 def ascii_int(text: str, *, max_digits: int = 18) -> int | None:
     """``text`` as a non-negative integer if it is one written in ASCII digits, else ``None``.
 
@@ -88,11 +63,6 @@ def ascii_int(text: str, *, max_digits: int = 18) -> int | None:
     if not text or len(text) > max_digits or not text.isascii() or not text.isdigit():
         return None
     return int(text)
-
-
-def dumps(value: Any) -> bytes:
-    """Serialize compactly (one line, so it fits in one SSE ``data:`` field)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def format_timestamp(value: datetime) -> str:

@@ -879,11 +879,15 @@ def test_invalid_json() -> None:
         error_of(response, -32700, rpc_id=None)
 
 
-def test_deeply_nested_json_is_a_json_rpc_error() -> None:
+@pytest.mark.parametrize(
+    ("depth", "code", "status"),
+    [(100_000, -32600, 413), (2_000, -32600, 200)],  # past the item limit; past the parser's
+)
+def test_deeply_nested_json_is_a_json_rpc_error(depth: int, code: int, status: int) -> None:
     with running_server(echo.agent) as url:
-        response = post_raw(url, b"[" * 100_000 + b"]" * 100_000)
+        response = post_raw(url, b"[" * depth + b"]" * depth)
         still_serving = send_task(url, "after")
-    error_of(response, -32700, rpc_id=None)
+    error_of(response, code, rpc_id=None, http_status=status)
     assert state_of(still_serving) == COMPLETED
 
 

@@ -610,17 +610,23 @@ def test_a_whole_request_through_front_reducer_and_render() -> None:
 
 
 @pytest.mark.parametrize(
-    ("body", "content_type"),
+    ("body", "content_type", "status", "code"),
     [
-        (b"[" * 50_000, "application/json"),
-        (b'{"a":' * 50_000, "application/json"),
-        (b"[" * 50_000, "text/plain"),
+        # Past the item limit: refused before parsing, as too large.
+        (b"[" * 50_000, "application/json", 413, -32600),
+        (b'{"a":' * 50_000, "application/json", 413, -32600),
+        (b"[" * 50_000, "text/plain", 200, -32005),
+        # Within it, but deeper than the parser goes.
+        (b"[" * 5_000, "application/json", 200, -32600),
     ],
 )
-def test_deeply_nested_json_is_an_error_reply(body: bytes, content_type: str) -> None:
+def test_deeply_nested_json_is_an_error_reply(
+    body: bytes, content_type: str, status: int, code: int
+) -> None:
     headers = {"content-type": content_type, "a2a-version": "1.0"}
-    error = rpc_error(answer(make_core(), raw_request(body, headers)))
-    assert error["error"]["code"] in (-32700, -32600, -32005)
+    core = make_core(max_json_items=20_000)
+    error = rpc_error(answer(core, raw_request(body, headers)), status)
+    assert error["error"]["code"] == code
 
 
 @pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])

@@ -6,7 +6,7 @@ sees exactly the task's log from its starting point.
 """
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
@@ -28,11 +28,14 @@ from a2a_core import (
     TaskStatusUpdateEvent,
     advance,
     open_cursor,
+    release,
 )
 from a2a_core import text_artifact as artifact
 from tests.a2a_core.support import Harness, created_id, make_core, publishes, start_of
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
+#: How long a send stream in these tests may hold its snapshot for a direct reply.
+HOLD = NOW + timedelta(milliseconds=50)
 
 
 def task(state: TaskState = TaskState.SUBMITTED) -> Task:
@@ -62,14 +65,46 @@ def test_a_subscription_starts_with_the_snapshot() -> None:
 
 
 def test_a_send_stream_holds_its_snapshot_until_the_agent_speaks() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     assert step.frames == ()
     step = advance(step.cursor, [E(2, status(TaskState.WORKING))])
     assert step.frames == (E(1, task()), E(2, status(TaskState.WORKING)))
 
 
-def test_a_direct_reply_makes_the_whole_stream_one_message() -> None:
+def test_a_held_snapshot_goes_out_when_its_time_comes_though_the_agent_is_silent() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
+    assert step.cursor.release_at == HOLD
+    early = release(step.cursor, HOLD - timedelta(milliseconds=1))
+    assert early.frames == ()
+    assert early.cursor == step.cursor
+    step = release(step.cursor, HOLD)
+    assert step.frames == (E(1, task()),)
+    assert step.cursor.release_at is None
+    assert release(step.cursor, HOLD + timedelta(seconds=9)).frames == ()  # once only
+    # A direct reply after that is one more event of the task's stream, which goes on.
+    done = status(TaskState.COMPLETED, "hi")
+    assert done.status.message is not None
+    step = advance(step.cursor, [E(2, done.status.message), E(3, done)])
+    assert seqs(step.frames) == [2, 3]
+    assert step.cursor.done
+
+
+def test_without_a_hold_a_send_stream_starts_with_its_snapshot() -> None:
     step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    assert step.frames == (E(1, task()),)
+    assert step.cursor.release_at is None
+
+
+def test_first_output_before_the_time_ends_the_hold() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
+    step = advance(step.cursor, [E(2, status(TaskState.WORKING))])
+    assert seqs(step.frames) == [1, 2]
+    assert step.cursor.release_at is None
+    assert release(step.cursor, HOLD).frames == ()
+
+
+def test_a_direct_reply_makes_the_whole_stream_one_message() -> None:
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     done = status(TaskState.COMPLETED, "hi")
     assert done.status.message is not None
     # The reducer logs a direct reply as the message, then the completion it causes.
@@ -79,7 +114,7 @@ def test_a_direct_reply_makes_the_whole_stream_one_message() -> None:
 
 
 def test_a_reply_after_progress_is_an_ordinary_event() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     done = status(TaskState.COMPLETED, "hi")
     assert done.status.message is not None
     batch = [E(2, status(TaskState.WORKING)), E(3, done.status.message), E(4, done)]
@@ -89,7 +124,7 @@ def test_a_reply_after_progress_is_an_ordinary_event() -> None:
 
 
 def test_a_completion_with_text_is_not_mistaken_for_a_reply() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     done = status(TaskState.COMPLETED, "hi")
     step = advance(step.cursor, [E(2, done)])
     assert seqs(step.frames) == [1, 2]
@@ -107,7 +142,7 @@ def test_duplicates_are_skipped_and_gaps_reported() -> None:
 
 
 def test_send_streams_end_when_the_task_needs_input() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     step = advance(step.cursor, [E(2, status(TaskState.INPUT_REQUIRED, "?"))])
     assert step.cursor.done
 
@@ -180,7 +215,7 @@ def test_every_subscriber_sees_the_log_from_its_start_exactly_once(
     mode = data.draw(st.sampled_from(list(StreamMode)), label="mode")
     state = state_at(log, start)
     snapshot = None if resume else attrs.evolve(task(), status=TaskStatus(state, None, NOW))
-    step = open_cursor(OpenStream("t", mode, start, snapshot, state))
+    step = open_cursor(OpenStream("t", mode, start, snapshot, state, HOLD))
     delivered = list(step.frames)
     cursor = step.cursor
     pending = step.gap

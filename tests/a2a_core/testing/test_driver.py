@@ -10,6 +10,7 @@ from a2a_core import (
     ArtifactChunk,
     UsageError,
     completed,
+    reply,
     text_artifact,
     working,
 )
@@ -65,6 +66,43 @@ def test_a_stream_gets_every_event_in_order() -> None:
     kinds = [next(iter(event["result"])) for event in stream.events()]
     assert kinds == ["task", "statusUpdate", "artifactUpdate", "statusUpdate"]
     assert driver.server.open_streams == 0
+
+
+def test_a_silent_agent_still_lets_its_stream_show_the_task_within_the_window() -> None:
+    driver = Driver()  # scripted: the agent says nothing until told to
+    stream = driver.rpc("SendStreamingMessage", {"message": user("think")})
+    assert stream.events() == []  # held for a direct reply...
+    driver.advance(0.049)
+    assert stream.events() == []
+    driver.advance(0.001)  # ...for 50 ms, then the task goes out
+    (first,) = stream.events()
+    task_id = first["result"]["task"]["id"]
+    assert first["result"]["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
+    driver.agent_returns(task_id, "done")
+    kinds = [next(iter(event["result"])) for event in stream.events()]
+    assert kinds == ["task", "statusUpdate"]
+    assert stream.ended
+
+
+def test_an_agent_that_answers_within_the_window_gets_a_one_message_stream() -> None:
+    driver = Driver()
+    stream = driver.rpc("SendStreamingMessage", {"message": user("hi")})
+    (task_id,) = driver.runs
+    driver.advance(0.02)
+    driver.agent_returns(task_id, reply("hello"))
+    kinds = [next(iter(event["result"])) for event in stream.events()]
+    assert kinds == ["message"]
+    assert stream.ended
+
+
+def test_the_window_can_wait_for_the_first_output_however_long() -> None:
+    driver = Driver(direct_reply_window=None)
+    stream = driver.rpc("SendStreamingMessage", {"message": user("hi")})
+    (task_id,) = driver.runs
+    driver.advance(3600)
+    assert stream.events() == []
+    driver.agent_returns(task_id, reply("hello"))
+    assert [next(iter(event["result"])) for event in stream.events()] == ["message"]
 
 
 def test_a_cancel_stops_the_run_and_late_output_is_dropped() -> None:
