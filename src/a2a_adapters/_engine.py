@@ -70,9 +70,10 @@ from a2a_core import (
     Tick,
     advance,
     open_cursor,
+    release,
 )
 
-__all__ = ["ENGINES", "Engine", "begin_shutdown"]
+__all__ = ["ENGINES", "Engine", "EngineFailed", "begin_shutdown", "engine_failure", "until_failed"]
 
 #: Where an application keeps the engines it runs (``app.extensions[ENGINES]``), so that its
 #: server can begin their shutdown the moment it starts shutting down.
@@ -83,6 +84,43 @@ def begin_shutdown(app: Any) -> None:
     """Begin the shutdown of every engine ``app`` runs (see :meth:`Engine.begin_shutdown`)."""
     for engine in app.extensions.get(ENGINES, ()):
         engine.begin_shutdown()
+
+
+class EngineFailed(RuntimeError):
+    """An engine stopped on its own; the server stopped with it (its cause is chained)."""
+
+
+async def until_failed(app: Any) -> None:
+    """Return as soon as one of the engines ``app`` runs has failed (never, if none does).
+
+    A server runs this beside itself and stops when it returns: a process whose engine is
+    gone must exit (non-zero, see :func:`engine_failure`) so that its supervisor restarts it,
+    not go on answering every request with an error.
+    """
+    engines: list[Engine] = list(app.extensions.get(ENGINES, ()))
+    while engines:
+        async with anyio.create_task_group() as group:
+            for engine in engines:
+                group.start_soon(_stopped_then_cancel, engine, group.cancel_scope)
+        if any(engine.failure is not None for engine in engines):
+            return
+        await anyio.sleep_forever()  # every engine was closed normally: nothing can fail now
+
+
+async def _stopped_then_cancel(engine: "Engine", scope: anyio.CancelScope) -> None:
+    await engine.wait_stopped()
+    if engine.failure is not None:
+        scope.cancel()
+
+
+def engine_failure(app: Any) -> EngineFailed | None:
+    """What to raise once ``app``'s server has stopped, if one of its engines had failed."""
+    for engine in app.extensions.get(ENGINES, ()):
+        if engine.failure is not None:
+            failed = EngineFailed("the A2A engine stopped after a failure (see the log)")
+            failed.__cause__ = engine.failure
+            return failed
+    return None
 
 
 log = logging.getLogger("a2a_adapters")
@@ -96,8 +134,12 @@ MAX_BUFFERED_BATCHES = 256
 KEEPALIVE_SECONDS = 15.0
 #: Seconds a blocking send waits before it also watches for its client leaving.
 WATCH_AFTER_SECONDS = 1.0
-#: Seconds shutdown waits for stopped agents to finish (their records are written then).
+#: Seconds shutdown gives running agents to finish, and queued push notifications to go out.
 SHUTDOWN_GRACE = 5.0
+#: Seconds shutdown then waits for the agents it stopped to record why.
+STOP_GRACE = 2.0
+#: Seconds before the timer tries again after a tick failed.
+TICK_RETRY_SECONDS = 1.0
 
 
 def wall_clock() -> Callable[[], datetime]:
@@ -146,6 +188,7 @@ class Engine:
         clock: Callable[[], datetime] | None = None,
         new_id: Callable[[], str] = new_uuid,
         keepalive_seconds: float = KEEPALIVE_SECONDS,
+        shutdown_grace: float = SHUTDOWN_GRACE,
     ) -> None:
         self.core = core
         self.store = store
@@ -155,6 +198,7 @@ class Engine:
         self._clock = clock or wall_clock()
         self._new_id = new_id
         self._keepalive = keepalive_seconds
+        self._grace = shutdown_grace
         self._group: TaskGroup | None = None
         self._runs: dict[str, _Run] = {}
         self._waiters: dict[str, list[_Waiter]] = {}
@@ -162,8 +206,10 @@ class Engine:
         self._wake_at: datetime | None = None
         self._alarm = anyio.Event()
         self._closing = False
-        self._ready = anyio.Event()
-        self._stopped = anyio.Event()
+        self._ready = _Flag()
+        self._stopped = _Flag()
+        #: Why the engine stopped on its own, if it did (see :meth:`run`).
+        self.failure: BaseException | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -171,6 +217,14 @@ class Engine:
         """Run the engine's background work until :meth:`aclose`; reports started when ready.
 
         With trio: ``await nursery.start(engine.run)``.
+
+        Every background job (an agent run, a push delivery, a tick, a stream) contains its own
+        failures: it logs them with their cause and the engine goes on. Should the engine's
+        task group fail all the same (a bug, or a part given to it, such as a push sender,
+        failing as a whole), it does not take down the nursery it runs in: it logs the cause,
+        sets :attr:`failure` and returns, and :meth:`wait_stopped` returns. Servers watch for
+        that and stop the process with a non-zero status (a supervisor restarts it), rather
+        than go on serving with half an engine.
         """
         try:
             async with anyio.create_task_group() as group:
@@ -182,13 +236,27 @@ class Engine:
                 self._ready.set()
                 task_status.started()
                 await anyio.sleep_forever()
+        except Exception as error:
+            self.failure = error
+            log.critical("the A2A engine stopped after a failure", exc_info=error)
         finally:
             self._group = None
+            self._ready.set()  # nobody waits for a start that will not come
             self._stopped.set()
+
+    @property
+    def shutdown_budget(self) -> float:
+        """The longest :meth:`aclose` may take, in seconds (a server running the engine must
+        not cut it shorter)."""
+        return self._grace + STOP_GRACE + 1.0
 
     async def wait_ready(self) -> None:
         """Return once :meth:`run` has started everything (requests may be handled then)."""
         await self._ready.wait()
+
+    async def wait_stopped(self) -> None:
+        """Return once :meth:`run` has ended: closed, or failed (then :attr:`failure` says why)."""
+        await self._stopped.wait()
 
     def begin_shutdown(self) -> None:
         """The server is stopping: end every stream now (clients resume elsewhere with
@@ -200,18 +268,36 @@ class Engine:
                 mailbox.close()
 
     async def aclose(self) -> None:
-        """Shut down: end streams, stop agent runs still going (failing their tasks with a
-        record of why), then stop the timer and the push sender. Safe to call twice."""
+        """Shut down gracefully. Safe to call twice.
+
+        Streams end at once and no new agent run starts. Agents already running get the
+        graceful period (``shutdown_grace``) to finish; any still going after it are stopped,
+        and their tasks failed *with a record* of why, never left working. Push notifications
+        already queued (the last states included) go out within what is left of the period.
+        Then the timer and the sender stop. With nothing running and nothing queued, it
+        returns at once.
+        """
         if self._group is None:
             return
         self.begin_shutdown()
+        deadline = anyio.current_time() + self._grace
+        with anyio.move_on_after(self._grace):
+            await self._until(lambda: not self._runs)
         for running in list(self._runs.values()):
             running.scope.cancel()
-        with anyio.move_on_after(SHUTDOWN_GRACE):
-            while self._runs:
-                await anyio.sleep(0.01)
-        self._group.cancel_scope.cancel()
+        with anyio.move_on_after(STOP_GRACE):
+            await self._until(lambda: not self._runs)
+        if self.push is not None:
+            with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0)):
+                await self.push.drain()
+        if self._group is not None:
+            self._group.cancel_scope.cancel()
         await self._stopped.wait()
+
+    @staticmethod
+    async def _until(condition: Callable[[], bool]) -> None:
+        while not condition():
+            await anyio.sleep(0.01)
 
     # --- the entry point ----------------------------------------------------------------------
 
@@ -230,6 +316,22 @@ class Engine:
         ``disconnected`` (returns once the client has gone) so that a blocking send whose
         client leaves stops waiting at once instead of when its task settles.
         """
+        if self.failure is not None:
+            return self.core.internal_error(request.path, _UNAVAILABLE)
+        try:
+            return await self._handle(request, base_url, caller, disconnected)
+        except Exception:
+            # A bug, or a store that failed: the client gets a protocol error, the log the cause.
+            log.exception("%s %s failed", request.method, request.path)
+            return self.core.internal_error(request.path, _FAILED)
+
+    async def _handle(
+        self,
+        request: HttpRequest,
+        base_url: str,
+        caller: Caller | None,
+        disconnected: Callable[[], Awaitable[object]] | None,
+    ) -> HttpResponse | HttpStream:
         if caller is None:
             verified = authenticate(self.core, self.auth, request)
             if isinstance(verified, HttpResponse):
@@ -241,7 +343,11 @@ class Engine:
         try:
             decision, listener = await self._execute(routed.call)
         except _Conflict as conflict:
+            log.error("%s on task data kept conflicting: %s", routed.call.operation.value, conflict)
             return self.core.render(routed, Fail(InternalError(str(conflict))))
+        except Exception:
+            log.exception("%s failed", routed.call.operation.value)
+            return self.core.render(routed, Fail(InternalError(f"Internal error: {_FAILED}")))
         match decision.reply:
             case Respond() | Fail() as reply:
                 return self.core.render(routed, reply)
@@ -342,8 +448,15 @@ class Engine:
                     step = advance(cursor, found.log)
                     read_log = len(found.log) == query.limit  # there may be more: read on
                     continue
-                item = await mailbox.next(self._keepalive)
+                due = cursor.release_at
+                wait = self._keepalive
+                if due is not None:
+                    wait = min(wait, max((due - self._clock()).total_seconds(), 0.0))
+                item = await mailbox.next(wait)
                 match item:
+                    case _Quiet() if due is not None:
+                        # The agent has not spoken within the window: the task goes out.
+                        step = release(cursor, self._clock())
                     case _Quiet():
                         yield KEEPALIVE
                         step = advance(cursor, ())
@@ -395,9 +508,9 @@ class Engine:
             self._wake_at = None
             try:
                 await self._execute(Tick(self._clock()))
-            except _Conflict:
-                log.exception("the expiry sweep could not be committed; retrying later")
-                self._arm(self._clock() + timedelta(seconds=1))
+            except Exception:
+                log.exception("the expiry sweep failed; retrying in %s s", TICK_RETRY_SECONDS)
+                self._arm(self._clock() + timedelta(seconds=TICK_RETRY_SECONDS))
 
     # --- agent runs ---------------------------------------------------------------------------
 
@@ -418,12 +531,22 @@ class Engine:
             # counts. Shielded, so that shutdown cannot cut the record short.
             with anyio.CancelScope(shield=True):
                 await self._execute(done)
-        except _Conflict:
-            log.exception("agent output for task %s could not be committed", task_id)
+        except Exception:
+            log.exception("the run of task %s failed inside the engine", task_id)
+            await self._record_failure(task_id, run)
         finally:
             current = self._runs.get(task_id)
             if current is not None and current.run == run:
                 del self._runs[task_id]
+
+    async def _record_failure(self, task_id: str, run: int) -> None:
+        """After the engine itself failed a run (its store, or a bug), try once to fail the
+        task with a record, so that it is not left working with nothing behind it."""
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._execute(AgentDone(task_id, run, error=InternalError()))
+        except Exception:
+            log.exception("task %s could not be failed after its run failed", task_id)
 
     async def _drive(self, start: StartRun) -> AgentDone | None:
         """Run the agent, feeding each yielded value to the core; say how it ended (``None``
@@ -458,6 +581,9 @@ class Engine:
                 await result.aclose()
 
 
+_UNAVAILABLE = "The server failed and is stopping; retry shortly"
+_FAILED = "The server failed to handle this request; the failure was logged"
+
 #: The answer to a client that left (it goes nowhere).
 _GONE = HttpResponse(499, (("content-length", "0"),), b"")
 
@@ -486,6 +612,30 @@ async def _until_settled(
         settled = await listener.wait()
         group.cancel_scope.cancel()
     return settled
+
+
+class _Flag:
+    """An event made on first use, in the loop that uses it.
+
+    An engine may be built in one event loop (a test's asyncio loop, say) and run in another
+    (trio): an ``anyio.Event`` made at construction would belong to the first.
+    """
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: anyio.Event | None = None
+
+    def set(self) -> None:
+        self._set = True
+        if self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        if self._set:
+            return
+        if self._event is None:
+            self._event = anyio.Event()
+        await self._event.wait()
 
 
 class _Conflict(Exception):

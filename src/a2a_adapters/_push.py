@@ -13,6 +13,11 @@ Written on anyio and httpx, so the same sender serves the asyncio and the trio a
   the checked address itself (with the original ``Host`` header and TLS server name), so a DNS
   answer that changes between the check and the connection (rebinding) cannot redirect it.
   Redirects are never followed.
+* **Contained failures.** Whatever goes wrong with one delivery (a config the HTTP client
+  refuses, a resolver error, a bug) is logged with its cause and ends that delivery only; the
+  sender, the other webhooks and the engine go on.
+* **Draining.** On shutdown the engine waits (within its graceful period) for :meth:`drain`:
+  every queued notification sent, or given up on.
 """
 
 import ipaddress
@@ -78,6 +83,9 @@ class PushSender:
         self._announce, self._announced = anyio.create_memory_object_stream[tuple[str, str]](
             math.inf
         )
+        #: Set whenever nothing is queued or in flight.
+        self._idle = anyio.Event()
+        self._idle.set()
 
     def send(self, notify: Notify) -> None:
         """Queue a delivery (never blocks)."""
@@ -86,6 +94,8 @@ class PushSender:
         if queue is None:
             queue = self._queues[key] = deque()
             self._announce.send_nowait(key)
+            if self._idle.is_set():
+                self._idle = anyio.Event()
         elif len(queue) >= self._max_queued:
             dropped = queue.popleft()
             log.warning(
@@ -96,6 +106,11 @@ class PushSender:
                 dropped.task_id,
             )
         queue.append(notify)
+
+    async def drain(self) -> None:
+        """Return once every queued notification has been sent or given up on."""
+        while not self._idle.is_set():
+            await self._idle.wait()
 
     async def run(self) -> None:
         """Deliver until cancelled."""
@@ -116,9 +131,20 @@ class PushSender:
             while queue:
                 # Taken off the queue before it is sent, so that an overflow drops the oldest
                 # *waiting* event, never the one in flight.
-                await self._deliver(queue.popleft(), client)
+                notify = queue.popleft()
+                try:
+                    await self._deliver(notify, client)
+                except Exception:
+                    log.exception(
+                        "push notification %d of task %s to %s failed; dropped it",
+                        notify.seq,
+                        notify.task_id,
+                        notify.url,
+                    )
         finally:
             del self._queues[key]
+            if not self._queues:
+                self._idle.set()
 
     async def _deliver(self, notify: Notify, client: httpx.AsyncClient) -> None:
         for attempt in range(1, self._max_attempts + 1):
@@ -149,9 +175,17 @@ class PushSender:
         except _Refused as refused:
             log.warning("webhook %s refused by the SSRF guard: %s", notify.url, refused)
             return _Outcome.FINAL
+        except httpx.LocalProtocolError:
+            log.exception("webhook %s: the notification cannot be sent", notify.url)
+            return _Outcome.FINAL
         except (httpx.TransportError, OSError) as error:
             log.info("webhook %s failed (%s); will retry", notify.url, type(error).__name__)
             return _Outcome.RETRY
+        except Exception:
+            # Not the network: the request itself cannot be made (httpx refuses a header or
+            # the URL, the host name cannot be encoded...). Trying again cannot help.
+            log.exception("webhook %s: the notification cannot be sent", notify.url)
+            return _Outcome.FINAL
         status = response.status_code
         if 200 <= status < 300:
             return _Outcome.DELIVERED

@@ -98,6 +98,7 @@ def build_engine(
     error_mapping: ErrorMapping | str = ErrorMapping.V1_0_1,
     idempotent_sends: bool = True,
     card_v03_fields: bool = True,
+    shutdown_grace: float = 5.0,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -107,7 +108,9 @@ def build_engine(
     :class:`PushSender`), and ``push_allow_hosts`` exempts hosts from the push SSRF guard;
     idle streams get a keep-alive comment every ``keepalive_seconds``; ``rest`` serves the
     HTTP+JSON binding beside JSON-RPC; ``error_mapping`` picks the spec's error-to-HTTP-status
-    table ("1.0.1", current, or "1.0.0", which the v1.0 conformance kit asserts).
+    table ("1.0.1", current, or "1.0.0", which the v1.0 conformance kit asserts);
+    ``shutdown_grace`` is how many seconds running agents (and queued push notifications) get
+    to finish when the server stops.
     """
     if extended_card is not None and not auth:
         raise ValueError("an extended card is served to authenticated callers only: set auth")
@@ -137,6 +140,7 @@ def build_engine(
         auth=auth,
         push=sender,
         keepalive_seconds=keepalive_seconds,
+        shutdown_grace=shutdown_grace,
     )
 
 
@@ -159,12 +163,16 @@ def serve(
     error_mapping: ErrorMapping | str = ErrorMapping.V1_0_1,
     idempotent_sends: bool = True,
     card_v03_fields: bool = True,
+    shutdown_grace: float = 5.0,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
 
     Unlike :func:`build_engine`, which leaves every optional capability off until asked,
     ``serve`` turns streaming and push notifications on.
+
+    Should the engine fail (see :class:`~a2a_adapters.EngineFailed`), the server stops and this
+    raises, so the process exits non-zero for its supervisor to restart it.
     """
     engine = build_engine(
         agent,
@@ -181,6 +189,7 @@ def serve(
         error_mapping=error_mapping,
         idempotent_sends=idempotent_sends,
         card_v03_fields=card_v03_fields,
+        shutdown_grace=shutdown_grace,
     )
     sock = bind_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]

@@ -10,6 +10,7 @@ from a2a_core import A2AError, AgentCard, V1Codec
 
 from ._agents import load_object
 from ._auth import ApiKeys, Authenticator, BearerTokens
+from ._engine import EngineFailed
 from ._serve import serve
 
 __all__ = ["main"]
@@ -98,6 +99,14 @@ def _parser() -> argparse.ArgumentParser:
         "conformance kit re-sends identical messages and expects new tasks)",
     )
     run.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="on SIGTERM/Ctrl-C, how long running agents and queued push notifications get to "
+        "finish before the server stops them (default: 5)",
+    )
+    run.add_argument(
         "--task-ttl",
         type=float,
         metavar="SECONDS",
@@ -165,23 +174,28 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit("--task-ttl must be positive")
     if args.max_body_bytes < 1:
         raise SystemExit("--max-body-bytes must be positive")
-    serve(
-        agent,
-        card=card,
-        host=args.host,
-        port=args.port,
-        public_url=args.public_url,
-        auth=_authenticators(args),
-        task_ttl=args.task_ttl,
-        streaming=not args.no_streaming,
-        push=not args.no_push,
-        push_allow_hosts=args.push_allow_host,
-        max_body_bytes=args.max_body_bytes,
-        loop=args.loop,
-        error_mapping=args.error_mapping,
-        idempotent_sends=not args.no_idempotency,
-        card_v03_fields=not args.strict_v1_card,
-    )
+    try:
+        serve(
+            agent,
+            card=card,
+            host=args.host,
+            port=args.port,
+            public_url=args.public_url,
+            auth=_authenticators(args),
+            task_ttl=args.task_ttl,
+            streaming=not args.no_streaming,
+            push=not args.no_push,
+            push_allow_hosts=args.push_allow_host,
+            max_body_bytes=args.max_body_bytes,
+            loop=args.loop,
+            error_mapping=args.error_mapping,
+            idempotent_sends=not args.no_idempotency,
+            card_v03_fields=not args.strict_v1_card,
+            shutdown_grace=args.shutdown_grace,
+        )
+    except EngineFailed as failed:
+        # The cause is logged already; exit non-zero so that a supervisor restarts us.
+        raise SystemExit(f"a2a-sansio: {failed}") from None
 
 
 if __name__ == "__main__":  # pragma: no cover

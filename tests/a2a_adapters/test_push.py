@@ -26,7 +26,14 @@ import pytest
 
 from a2a_adapters import PushSender, Resolver
 from a2a_core import Notify
-from tests.a2a_adapters.webhooks import Answer, Delivery, Receiver, await_deliveries, receiving
+from tests.a2a_adapters.webhooks import (
+    DELIVERY_TIMEOUT,
+    Answer,
+    Delivery,
+    Receiver,
+    await_deliveries,
+    receiving,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -485,3 +492,57 @@ async def test_the_same_name_guarded_is_refused(egress: Egress, receiver: Receiv
         await await_deliveries(receiver, 1, "/next")
     assert receiver.deliveries("/hook") == []
     assert egress.hosts_tried() == ["127.0.0.1"]
+
+
+# --- contained failures and draining --------------------------------------------------------
+
+
+@both_backends
+@pytest.mark.parametrize(
+    "bad",
+    [
+        (("x-a2a-notification-token", "caf\u00e9"),),  # non-ASCII: httpx refuses the header
+        (("authorization", "Bearer \ud800"),),  # a lone surrogate
+        (("x-a2a-notification-token", "a\r\nx-injected: 1"),),
+    ],
+)
+async def test_a_notification_that_cannot_be_sent_harms_no_other(
+    receiver: Receiver, bad: tuple[tuple[str, str], ...], caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running(fast_sender()) as sender:
+        sender.send(notify(f"{receiver.url}/same", seq=1, headers=bad))
+        sender.send(notify(f"{receiver.url}/same", seq=2))  # the same queue, after it
+        sender.send(notify(f"{receiver.url}/other", seq=3, config="config-2"))
+        delivered = await await_deliveries(receiver, 2)
+        await settle()
+        sender.send(notify(f"{receiver.url}/later", seq=4, config="config-3"))
+        delivered += await await_deliveries(receiver, 1, path="/later")
+    assert sorted(seqs(delivered)) == [2, 3, 4]
+    assert "cannot be sent" in caplog.text
+
+
+@both_backends
+async def test_a_resolver_that_fails_is_contained(
+    receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(host: str, port: int) -> list[str]:
+        raise UnicodeError("label too long")
+
+    async with running(fast_sender(resolve=broken)) as sender:
+        sender.send(notify("http://a-name.example/hook", guarded=True))
+        sender.send(notify(f"{receiver.url}/fine", seq=2, config="config-2"))
+        [delivered] = await await_deliveries(receiver, 1)
+    assert seqs([delivered]) == [2]
+    assert "UnicodeError" in caplog.text
+
+
+@both_backends
+async def test_drain_waits_for_every_queued_notification(receiver: Receiver) -> None:
+    receiver.always("/slow", Answer(delay=0.3))
+    async with running(fast_sender()) as sender:
+        await sender.drain()  # nothing queued: returns at once
+        for seq in range(1, 4):
+            sender.send(notify(f"{receiver.url}/slow", seq=seq))
+        with anyio.fail_after(DELIVERY_TIMEOUT):
+            await sender.drain()
+        assert seqs(receiver.deliveries()) == [1, 2, 3]

@@ -71,6 +71,7 @@ from tests.a2a_adapters.support import (
     send_params,
     state_of,
     text_of,
+    user_message,
     violated_fields,
     wait_for_state,
     wait_until,
@@ -276,6 +277,30 @@ def test_a_message_reply_is_exactly_one_message_event(tck_url: str) -> None:
     message = result_of_event(events[0])["message"]
     assert message["role"] == "ROLE_AGENT"
     assert text_of(message) == "Direct message response"
+
+
+async def slow_thinker(ctx: AgentContext) -> str:
+    await anyio.sleep(2.0)  # thinks before its first word
+    return f"thought about {ctx.text}"
+
+
+def test_a_slow_agents_stream_shows_the_task_at_once() -> None:
+    """The client learns the task id (to cancel, to show progress) long before the agent
+    says anything: the snapshot is held for a direct reply only briefly."""
+    with (
+        running_server(slow_thinker, streaming=True) as url,
+        open_stream(url, "SendStreamingMessage", {"message": user_message("hm")}) as stream,
+    ):
+        opened = time.monotonic()
+        [first] = stream.events(1)
+        waited = time.monotonic() - opened
+        assert kinds([first]) == ["task"]
+        assert state_in(result_of_event(first)) == SUBMITTED
+        assert waited < 1.0, f"the task came after {waited:.2f} s"
+        rest = stream.events()
+        assert stream.ended
+    assert kinds(rest) == ["statusUpdate"]
+    assert states_of(rest) == [COMPLETED]
 
 
 def test_a_send_stream_ends_at_input_required_but_a_subscription_waits_for_the_end(

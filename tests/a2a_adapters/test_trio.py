@@ -90,7 +90,7 @@ def test_shutdown_is_bounded_ends_streams_and_leaves_a_record_for_every_task(
     adapter: servers.Adapter,
 ) -> None:
     """On trio as the issue asks, and on asyncio too: the engine is the same."""
-    engine = build_engine(endless, streaming=True)
+    engine = build_engine(endless, streaming=True, shutdown_grace=1.0)
     outcomes: list[str] = []
     with serving(engine) as url:
         task_ids = [

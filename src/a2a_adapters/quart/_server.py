@@ -17,7 +17,7 @@ from typing import Any
 import uvicorn
 from quart import Quart
 
-from a2a_adapters._engine import begin_shutdown
+from a2a_adapters._engine import begin_shutdown, engine_failure, until_failed
 
 __all__ = ["serve_app"]
 
@@ -31,7 +31,9 @@ async def serve_app(
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or a signal stops it).
 
-    Open connections (streams included) get ``graceful_timeout`` seconds to finish.
+    Open connections (streams included) get ``graceful_timeout`` seconds to finish. If an
+    engine of the app fails, the server stops and this raises
+    :class:`~a2a_adapters.EngineFailed` (the process should exit non-zero and be restarted).
     """
     config = uvicorn.Config(
         app,
@@ -49,11 +51,22 @@ async def serve_app(
             begin_shutdown(app)
             server.should_exit = True
 
-    watcher = asyncio.create_task(stop_when_triggered())
+    async def stop_when_an_engine_fails() -> None:
+        await until_failed(app)
+        server.should_exit = True
+
+    watchers = [
+        asyncio.create_task(stop_when_triggered()),
+        asyncio.create_task(stop_when_an_engine_fails()),
+    ]
     try:
         await server.serve(sockets=[sock])
     finally:
-        watcher.cancel()
+        for watcher in watchers:
+            watcher.cancel()
+    failure = engine_failure(app)
+    if failure is not None:
+        raise failure
 
 
 class _Server(uvicorn.Server):

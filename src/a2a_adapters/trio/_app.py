@@ -17,6 +17,11 @@ __all__ = ["a2a_blueprint", "create_app", "run_engine"]
 def run_engine(app: QuartTrio, engine: Engine) -> None:
     """Run ``engine`` in ``app``'s nursery while it serves; close it when serving stops."""
     app.extensions.setdefault(ENGINES, []).append(engine)
+    # QuartTrio gives what runs in its nursery (the engine, and so the agents) this long once
+    # shutdown begins, then cancels it: leave the engine its whole graceful shutdown.
+    budget = app.config.get("BACKGROUND_TASK_SHUTDOWN_TIMEOUT")
+    if budget is not None and budget < engine.shutdown_budget:
+        app.config["BACKGROUND_TASK_SHUTDOWN_TIMEOUT"] = engine.shutdown_budget
 
     @app.before_serving
     async def start_engine() -> None:

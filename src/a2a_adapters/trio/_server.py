@@ -15,7 +15,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 from quart_trio import QuartTrio
 
-from a2a_adapters._engine import begin_shutdown
+from a2a_adapters._engine import begin_shutdown, engine_failure, until_failed
 
 __all__ = ["serve_app"]
 
@@ -29,7 +29,9 @@ async def serve_app(
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or forever).
 
-    Open connections (streams included) get ``graceful_timeout`` seconds to finish.
+    Open connections (streams included) get ``graceful_timeout`` seconds to finish. If an
+    engine of the app fails, the server stops and this raises
+    :class:`~a2a_adapters.EngineFailed` (the process should exit non-zero and be restarted).
     """
     config = Config()
     # Hypercorn closes the socket it serves; give it a duplicate so ``sock`` stays the caller's.
@@ -39,7 +41,17 @@ async def serve_app(
     config.errorlog = None
 
     async def trigger() -> None:
-        await (shutdown_trigger or trio.sleep_forever)()
+        async with trio.open_nursery() as nursery:
+
+            async def then_stop(wait: Callable[[], Awaitable[Any]]) -> None:
+                await wait()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(then_stop, shutdown_trigger or trio.sleep_forever)
+            nursery.start_soon(then_stop, lambda: until_failed(app))
         begin_shutdown(app)  # streams end now; runs get the graceful period
 
     await hypercorn_serve(app, config, shutdown_trigger=trigger)
+    failure = engine_failure(app)
+    if failure is not None:
+        raise failure

@@ -1,0 +1,152 @@
+"""Graceful shutdown: agents get their graceful period, queued pushes go out, idle exits fast.
+
+Before, SIGTERM failed every running task at once and cancelled the push sender mid-delivery:
+of 30 running tasks, webhooks heard a terminal state for 3 or 4, and one notification was cut
+off half way.
+"""
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from a2a_adapters import build_engine
+from a2a_adapters.quart import bind_socket
+from a2a_core import AgentContext, Reads, working
+from examples import echo
+from tests.a2a_adapters.support import (
+    COMPLETED,
+    WORKING,
+    new_id,
+    result_of,
+    rpc,
+    wait_for_state,
+    wait_until,
+)
+from tests.a2a_adapters.webhooks import Receiver, receiving
+from tests.servers import serving
+
+pytestmark = pytest.mark.usefixtures("adapter")
+
+ROOT = Path(__file__).resolve().parents[2]
+#: How long the agents here take: well inside the graceful period, far longer than "at once".
+WORK_SECONDS = 1.0
+
+
+async def takes_a_second(ctx: AgentContext) -> AsyncIterator[Any]:
+    yield working("on it")
+    await anyio.sleep(WORK_SECONDS)
+    yield f"finished {ctx.text}"
+
+
+def start_tasks(url: str, receiver: Receiver, count: int) -> list[str]:
+    ids = []
+    for n in range(count):
+        params = {
+            "message": {"messageId": new_id(), "role": "ROLE_USER", "parts": [{"text": f"{n}"}]},
+            "configuration": {
+                "returnImmediately": True,
+                "taskPushNotificationConfig": {"url": f"{receiver.url}/hook/{n}"},
+            },
+        }
+        ids.append(result_of(rpc(url, "SendMessage", params))["task"]["id"])
+    for task_id in ids:
+        wait_for_state(url, task_id, {WORKING})
+    return ids
+
+
+def terminal_states_heard(receiver: Receiver) -> dict[str, str]:
+    """The last state each webhook path heard, for those that heard a terminal one."""
+    heard: dict[str, str] = {}
+    for delivery in receiver.deliveries():
+        update = delivery.json().get("statusUpdate")
+        if update is not None and update["status"]["state"] == COMPLETED:
+            heard[delivery.path] = update["taskId"]
+    return heard
+
+
+def test_running_agents_finish_within_the_grace_and_their_pushes_go_out() -> None:
+    engine = build_engine(takes_a_second, push=True, push_allow_hosts=["127.0.0.1"])
+    with receiving() as receiver:
+        with serving(engine) as url:
+            ids = start_tasks(url, receiver, 10)
+            stopping = time.monotonic()
+        took = time.monotonic() - stopping
+        heard = terminal_states_heard(receiver)
+    assert sorted(heard.values()) == sorted(ids), "every task's completion reached its webhook"
+    assert took < WORK_SECONDS + 3.0, f"shutdown took {took:.1f} s"
+
+    async def states() -> list[str]:
+        records = [(await engine.store.read(Reads(task_id=t))).task for t in ids]
+        return [r.state.value for r in records if r is not None]
+
+    assert anyio.run(states) == [COMPLETED] * len(ids)
+
+
+def test_shutdown_is_prompt_when_nothing_runs() -> None:
+    engine = build_engine(echo.agent, push=True, push_allow_hosts=["127.0.0.1"])
+    with serving(engine) as url:
+        assert _answers(url)
+        stopping = time.monotonic()
+    assert time.monotonic() - stopping < 1.5
+
+
+_SERVER = """
+import sys
+import anyio
+from a2a_adapters import serve
+from a2a_core import working
+
+async def agent(ctx):
+    yield working("on it")
+    await anyio.sleep(float(sys.argv[2]))
+    yield "finished " + ctx.text
+
+serve(agent, port=int(sys.argv[3]), loop=sys.argv[1], push_allow_hosts=["127.0.0.1"])
+"""
+
+
+def test_sigterm_gives_running_agents_their_grace(adapter: str) -> None:
+    with bind_socket("127.0.0.1", 0) as probe:
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SERVER, adapter, str(WORK_SECONDS), str(port)],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert wait_until(lambda: _answers(url), timeout=20.0), "the server never started"
+        with receiving() as receiver:
+            ids = start_tasks(url, receiver, 20)
+            process.send_signal(signal.SIGTERM)
+            code = process.wait(15)
+            heard = terminal_states_heard(receiver)
+            # Each body arrived whole: the receiver parsed every one as JSON.
+            bodies = [d.json() for d in receiver.deliveries()]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(5)
+        stderr = process.stderr.read() if process.stderr else ""
+    assert code == 0, stderr
+    assert sorted(heard.values()) == sorted(ids), stderr
+    # Per task: created, two progress reports, completed; each whole (parsed as JSON).
+    assert len(bodies) == 4 * len(ids)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/.well-known/agent-card.json", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
