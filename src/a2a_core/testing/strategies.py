@@ -61,10 +61,12 @@ from a2a_core._wire_v03 import message_out
 
 __all__ = [
     "Dialect",
+    "Hostile",
     "NearValid",
     "agent_cards",
     "artifact_updates",
     "artifacts",
+    "hostile",
     "ids",
     "json_values",
     "messages",
@@ -594,3 +596,154 @@ def near_valid(draw: st.DrawFn, dialect: Dialect = "1.0") -> NearValid:
     changed = apply(body)
     raw = changed if isinstance(changed, bytes) else json.dumps(changed).encode()
     return NearValid(attrs.evolve(valid, body=raw), path, change)
+
+
+# --- hostile requests ----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Hostile:
+    """A request built to hurt: a valid one with one field (``path``, or ``body`` for the bytes
+    themselves) replaced by something a careless server chokes on (``change`` says what).
+
+    What a server owes every one of them: a protocol error or a success, never a 5xx, a
+    traceback or a server that stops answering; and nothing it stores may break a later read.
+    """
+
+    request: HttpRequest
+    path: str
+    change: str
+
+
+#: A placeholder put where the hostile bytes go: the bytes are spliced in after encoding, so
+#: that they can be what no JSON encoder would write (a lone surrogate escape, nesting deeper
+#: than the encoder goes, ``NaN``, invalid UTF-8).
+_SPLICE = "\u0000hostile\u0000"
+_SPLICED = json.dumps(_SPLICE).encode()
+
+
+def _nested(depth: int, opener: bytes, closer: bytes) -> bytes:
+    return opener * depth + b"0" + closer * depth
+
+
+def _hostile_fragments() -> st.SearchStrategy[tuple[str, bytes]]:
+    """(what it is, its raw JSON bytes)."""
+    text = st.text(st.characters(codec=None), max_size=12)  # lone surrogates included
+    return st.one_of(
+        st.sampled_from(
+            [
+                ("a lone high surrogate escape", b'"\\ud800"'),
+                ("a lone low surrogate escape", b'"x\\udfffy"'),
+                ("surrogates in the wrong order", b'"\\udc00\\ud800"'),
+                ("CESU-8 surrogate bytes", b'"\xed\xa0\x80"'),
+                ("an invalid UTF-8 byte", b'"\xff"'),
+                ("an overlong UTF-8 form", b'"\xc0\xaf"'),
+                ("NaN", b"NaN"),
+                ("Infinity", b"-Infinity"),
+                ("a number too large for a double", b"1e999"),
+                ("an integer of 5,000 digits", b"9" * 5000),
+                ("an integer of 400 digits", b"1" + b"0" * 400),
+                ("negative zero", b"-0.0"),
+                ("a duplicate key", b'{"a":1,"a":{"b":2}}'),
+                ("a NUL character", b'"\\u0000"'),
+                ("control characters", b'"\\r\\n\\t\\b\\f"'),
+                ("an empty key", b'{"":""}'),
+                ("null", b"null"),
+                ("an empty array", b"[]"),
+                ("an empty object", b"{}"),
+            ]
+        ),
+        st.builds(
+            lambda depth, kind: (f"{kind} nested {depth} deep", _nested(depth, *_BRACKETS[kind])),
+            st.sampled_from([40, 63, 64, 65, 100, 322, 323, 400, 999, 1000, 5000, 60_000]),
+            st.sampled_from(sorted(_BRACKETS)),
+        ),
+        st.builds(
+            lambda size: (f"a string of {size} characters", json.dumps("é" * size).encode()),
+            st.sampled_from([10_000, 300_000]),
+        ),
+        st.builds(
+            lambda count: (f"an array of {count} items", b"[" + b"0," * (count - 1) + b"0]"),
+            st.sampled_from([1_000, 10_001, 200_000]),
+        ),
+        st.builds(
+            lambda count: (
+                f"an object of {count} keys",
+                json.dumps({f"k{i}": i for i in range(count)}).encode(),
+            ),
+            st.sampled_from([100, 20_000]),
+        ),
+        st.builds(lambda value: ("any text", json.dumps(value).encode()), text),
+        st.builds(lambda value: ("any JSON value", json.dumps(value).encode()), json_values),
+    )
+
+
+_LONE_KEY = "(a lone surrogate)"
+_BRACKETS = {"arrays": (b"[", b"]"), "objects": (b'{"a":', b"}")}
+
+
+def _byte_mutations(raw: bytes) -> st.SearchStrategy[tuple[str, bytes]]:
+    """Damage to the bytes of a whole body."""
+    cut = st.integers(0, max(len(raw) - 1, 0))
+    return st.one_of(
+        st.builds(lambda at: (f"cut at byte {at}", raw[:at]), cut),
+        st.builds(
+            lambda at, byte: (
+                f"byte {at} set to 0x{byte:02X}",
+                raw[:at] + bytes([byte]) + raw[at + 1 :],
+            ),
+            cut,
+            st.integers(0, 255),
+        ),
+        st.builds(
+            lambda at: (f"CESU-8 surrogate bytes at {at}", raw[:at] + b"\xed\xb0\x80" + raw[at:]),
+            cut,
+        ),
+        st.just(("a UTF-16 body", raw.decode("utf-8", "replace").encode("utf-16"))),
+        st.just(("a UTF-8 byte order mark", b"\xef\xbb\xbf" + raw)),
+        st.just(("10,000 spaces of padding", b" " * 10_000 + raw)),
+        st.binary(max_size=64).map(lambda junk: ("random bytes", junk)),
+    )
+
+
+def _with_fragment(body: Any, path: str) -> bytes:
+    """``body`` encoded with the value at ``path`` replaced by :data:`_SPLICE`."""
+    return json.dumps(_setter(path, _SPLICE)(body)).encode()
+
+
+@st.composite
+def hostile(draw: st.DrawFn, dialect: Dialect = "1.0") -> Hostile:
+    """A request of ``dialect`` ("1.0", "1.0-rest", "0.3" or "legacy") built to hurt: any field
+    (free-form ones such as metadata and data included, and the envelope) replaced by a hostile
+    value, a field added beside the real ones, or the body's bytes damaged."""
+    valid = draw(requests(dialect))
+    if not valid.body:
+        # A REST request without a body (GET, DELETE): its path and query are the input.
+        segment = draw(st.sampled_from(["%ED%A0%80", "%FF", "%00", "..%2F..", "%", "x" * 5000]))
+        where = draw(st.sampled_from(["path", "query"]))
+        if where == "path":
+            damaged = attrs.evolve(valid, path=valid.path.rstrip("/") + "/" + segment)
+        else:
+            damaged = attrs.evolve(valid, query=f"{valid.query}&historyLength={segment}")
+        return Hostile(damaged, where, f"{segment[:20]!r} in the {where}")
+    body = json.loads(valid.body)
+    how = draw(st.sampled_from(["replace", "add", "bytes"]))
+    if how == "bytes":
+        change, raw = draw(_byte_mutations(valid.body))
+        return Hostile(attrs.evolve(valid, body=raw), "body", change)
+    paths = [path for path, _ in _fields(body, "")]
+    path = draw(st.sampled_from(paths)).lstrip(".")
+    what, fragment = draw(_hostile_fragments())
+    if how == "add" or not path:
+        parent = draw(st.sampled_from([p for p, v in _fields(body, "") if isinstance(v, dict)]))
+        key = draw(st.sampled_from(["metadata", "extra", "data", "__proto__", _LONE_KEY]))
+        if key == _LONE_KEY:  # a key that is itself a lone surrogate, beside the real ones
+            path = "body"
+            encoded = json.dumps(body).encode()[:-1] + b',"\\ud800":' + _SPLICED + b"}"
+        else:
+            path = f"{parent.lstrip('.')}.{key}".lstrip(".")
+            encoded = _with_fragment(body, path)
+    else:
+        encoded = _with_fragment(body, path)
+    raw = encoded.replace(_SPLICED, fragment, 1)
+    return Hostile(attrs.evolve(valid, body=raw), path or "body", what)
