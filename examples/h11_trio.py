@@ -10,10 +10,12 @@ core's; what is left is the loop every transport has:
 1. read bytes, let h11 say when a request is complete, hand it to ``server.receive``;
 2. answer at once, wait for the answer (a blocking send), or stream frames as they come;
 3. perform the server's actions: run agents in the nursery (feeding what they yield back),
-   stop them, deliver answers and stream frames to the connections waiting for them.
+   stop them, deliver answers and stream frames to the connections waiting for them;
+4. call ``server.tick`` when ``server.wake_at`` comes (here: when a streamed send's agent has
+   not spoken within the direct-reply window, so that the client gets its task anyway).
 
-Deliberately small: one request at a time per connection, no timer (nothing here sets a task
-TTL), no push delivery (the card does not offer it). ``a2a_adapters`` is the full server.
+Deliberately small: one request at a time per connection, no push delivery (the card does not
+offer it). ``a2a_adapters`` is the full server.
 """
 
 import functools
@@ -58,6 +60,21 @@ class H11Server:
         self.runs: dict[str, tuple[int, trio.CancelScope]] = {}
         # Where answers and stream frames go: the connection waiting for them.
         self.outboxes: dict[int, trio.MemorySendChannel[Answer | Frames]] = {}
+        # Set when the server's next deadline may have moved earlier.
+        self.rearm = trio.Event()
+
+    async def timer(self) -> None:
+        """Tick the server whenever its ``wake_at`` comes."""
+        while True:
+            due = self.server.wake_at
+            with trio.move_on_after(
+                max((due - now()).total_seconds(), 0) if due is not None else float("inf")
+            ):
+                await self.rearm.wait()
+                self.rearm = trio.Event()
+                continue
+            self.server.tick(now())
+            self.perform()
 
     # --- the server's actions -----------------------------------------------------------------
 
@@ -128,6 +145,7 @@ class H11Server:
     ) -> None:
         host = request.headers.get("host", "127.0.0.1")
         received = self.server.receive(request, now(), base_url=f"http://{host}")
+        self.rearm.set()
         outbox, inbox = trio.open_memory_channel[Answer | Frames](1000)
         if isinstance(received, Waiting | Stream):
             number = received.exchange if isinstance(received, Waiting) else received.stream
@@ -189,6 +207,7 @@ async def serve(
     """Serve ``agent`` on ``host:port`` (port 0: any free port, reported to ``task_status``)."""
     async with trio.open_nursery() as nursery:
         server = H11Server(agent, card, nursery)
+        nursery.start_soon(server.timer)
         serving = functools.partial(trio.serve_tcp, server.handle, port, host=host)
         listeners = await nursery.start(serving)
         task_status.started(listeners[0].socket.getsockname()[1])
