@@ -38,7 +38,7 @@ from a2a_core import (
     text_artifact,
     working,
 )
-from examples import tck_agent
+from examples import echo, tck_agent
 from tests.a2a_adapters.sse import (
     Event,
     Gate,
@@ -219,6 +219,24 @@ async def test_sdk_subscribe_gets_the_snapshot_then_the_end() -> None:
     assert text_of_pb(last.status_update.status.message) == "done: sub"
     middle = [e.WhichOneof("payload") for e in events[1:-1]]
     assert middle == [], f"nothing happened between the snapshot and the end: {middle}"
+
+
+@pytest.mark.anyio
+async def test_sdk_streams_text_holding_unicode_line_separators_whole() -> None:
+    """JSON leaves U+2028, U+2029 and NEL raw in strings; the SDK's client (httpx's line
+    reader) splits lines at them, so a server that sent them raw cut its events in two."""
+    text = "one\u2028two\u2029three\x85four"
+    with running_server(echo.agent, card=echo.card, streaming=True) as url:
+        async with streaming_client(url) as client:
+            with anyio.fail_after(5):
+                message = sdk_message(text, message_id=new_id())
+                events = [
+                    e async for e in client.send_message(pb.SendMessageRequest(message=message))
+                ]
+    last = events[-1]
+    assert last.WhichOneof("payload") == "status_update"
+    assert last.status_update.status.state == pb.TASK_STATE_COMPLETED
+    assert text_of_pb(last.status_update.status.message) == f"Echo: {text}"
 
 
 def text_of_pb(message: Any) -> str:

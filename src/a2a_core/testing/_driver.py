@@ -18,6 +18,7 @@ Agents run in one of two ways:
 
 import functools
 import json
+import re
 from collections.abc import Callable, Coroutine, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -92,7 +93,8 @@ class Exchange:
         """The JSON payloads of the stream's events so far (keep-alives and ids left out)."""
         found = []
         for frame in self.frames:
-            for line in frame.decode().splitlines():
+            # Lines end at CR or LF only (str.splitlines also splits at U+2028 and more).
+            for line in re.split(r"\r\n|\r|\n", frame.decode()):
                 if line.startswith("data:"):
                     found.append(json.loads(line[5:]))
         return found
