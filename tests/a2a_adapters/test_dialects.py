@@ -394,6 +394,38 @@ def subscribe(url: str, reader: str, task_id: str) -> Iterator[Subscription]:
         yield Subscription(reader, SseStream(response), task_id)
 
 
+# --- v0.3 -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "configuration",
+    [None, {}, {"historyLength": 5}, {"blocking": True}],
+    ids=["none", "empty", "no-flag", "blocking"],
+)
+def test_v03_send_blocks_unless_told_not_to(url: str, configuration: Json | None) -> None:
+    """v0.3 ``message/send`` waits for the task to settle unless ``blocking`` is false, as the
+    official SDK's server does (and as every v1.0 send does)."""
+    params: Json = {"message": v03_message("wait for me"), "metadata": {"skillId": "upper"}}
+    if configuration is not None:
+        params["configuration"] = configuration
+    task = ok(rpc(url, "message/send", params))
+    assert task["kind"] == "task", task
+    assert task["status"]["state"] == "completed", task
+    assert _text(task["status"]["message"]["parts"]) == "WAIT FOR ME"
+
+
+def test_v03_send_with_blocking_false_returns_at_once(url: str) -> None:
+    params = {
+        "message": v03_message("no waiting"),
+        "metadata": {"skillId": "upper"},
+        "configuration": {"blocking": False},
+    }
+    task = ok(rpc(url, "message/send", params))
+    assert task["status"]["state"] == "submitted", task
+    done = legacy_settled(url, task["id"])
+    assert _text(done["status"]["message"]["parts"]) == "NO WAITING"
+
+
 # --- the legacy dialect ---------------------------------------------------------------------------
 
 
