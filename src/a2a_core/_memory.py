@@ -191,6 +191,7 @@ class MemoryTasks:
     def read(self, reads: Reads) -> Snapshot:
         """The records ``reads`` names."""
         task = self._records.get(reads.task_id) if reads.task_id else None
+        named = self._records.get(reads.named) if reads.named else None
         by_message = None
         if reads.message is not None:
             held = self._messages.get(reads.message.owner, {})
@@ -199,15 +200,29 @@ class MemoryTasks:
         page = self._page(reads.listing) if reads.listing is not None else None
         expired = self._expired(reads.expiry) if reads.expiry is not None else None
         log = self._log(reads.log) if reads.log is not None else ()
-        return Snapshot(task=task, by_message=by_message, page=page, expired=expired, log=log)
+        return Snapshot(
+            task=task, named=named, by_message=by_message, page=page, expired=expired, log=log
+        )
 
     def commit(self, writes: Sequence[Write]) -> bool:
         """Apply all ``writes`` or none: ``False`` if an expected version no longer holds (or
-        a message id would be held by two tasks)."""
-        for write in writes:
+        a message id would be held by two tasks). Versions are checked in the batch's order,
+        so a task deleted by one write may be created anew by a later one."""
+        if len(writes) == 1:
+            (write,) = writes
             current = self._records.get(_task_id(write))
             if (current.version if current else 0) != write.expected:
                 return False
+        else:
+            versions: dict[str, int] = {}
+            for write in writes:
+                key = _task_id(write)
+                if key not in versions:
+                    current = self._records.get(key)
+                    versions[key] = current.version if current else 0
+                if versions[key] != write.expected:
+                    return False
+                versions[key] = write.record.version if isinstance(write, Put) else 0
         if not self._message_ids_free(writes):
             return False
         for write in writes:

@@ -1090,12 +1090,13 @@ def test_a_v01_stream_numbers_artifacts_as_tasks_get_does() -> None:
     message = {"role": "user", "parts": [{"type": "text", "text": "x"}]}
     stream = legacy_call(core, "tasks/sendSubscribe", {"id": "client-task", "message": message})
     decision = harness.decide(stream.call)
-    run = start_of(decision).run
+    start = start_of(decision)
+    key, run = start.task_id, start.run  # where the task the client named is kept
     for text in ("one", "two"):
-        harness.decide(AgentOutput("client-task", run, ArtifactChunk(text_artifact(text))))
-    harness.decide(AgentDone("client-task", run, "done"))
+        harness.decide(AgentOutput(key, run, ArtifactChunk(text_artifact(text))))
+    harness.decide(AgentDone(key, run, "done"))
     streamed = []
-    for frame in harness.store.logs["client-task"]:
+    for frame in harness.store.logs[key]:
         raw = core.render_event(stream, frame)
         if raw:
             result = json.loads(raw.decode().split("data: ", 1)[1])["result"]
