@@ -128,7 +128,8 @@ class TaskRecord:
 
     def fingerprint(self, message_id: str) -> str | None:
         """The fingerprint of the client message with this id, if the task accepted one."""
-        return next((f for m, f in self.messages if m == message_id), None)
+        # Newest first: a client that re-sends mostly re-sends the message it sent last.
+        return next((f for m, f in reversed(self.messages) if m == message_id), None)
 
     @property
     def updated_at(self) -> datetime:

@@ -479,9 +479,19 @@ class Reducer:
                 "it accepts no more messages; start a new task in the same context",
                 metadata={"taskId": task.id, "state": record.state.value},
             ) from None
+        limit = self.config.max_task_messages
+        superseded = () if task.status.message is None else (task.status.message,)
+        held = len(task.history) + len(superseded)
+        if limit is not None and held >= limit:
+            raise _bad_param(
+                "params.message",
+                f"task {task.id} holds {held} messages and may hold at most {limit}; "
+                f"go on in a new task of the same context ({task.context_id})",
+            )
         message = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
         status = TaskStatus(state, timestamp=ctx.now)
-        task = attrs.evolve(task, status=status, history=(*_history_with_status(task), message))
+        # One copy of the history, however long (an immutable task can do no better).
+        task = attrs.evolve(task, status=status, history=(*task.history, *superseded, message))
         run = record.run + 1
         updated = attrs.evolve(
             record,

@@ -174,7 +174,10 @@ class Put:
 
     The commit must also fail if one of ``record.messages``' ids is already held by another
     task of the same owner: that uniqueness is what stops two concurrent sends of one message
-    from starting two runs. ``events`` are appended to the task's log in the same commit.
+    from starting two runs. A task's messages only grow: ``record.messages`` holds the stored
+    version's and then any new ones, so a store need look only at those past the stored count
+    (and a long conversation's next turn costs it no more than the first). ``events`` are
+    appended to the task's log in the same commit.
     """
 
     record: TaskRecord

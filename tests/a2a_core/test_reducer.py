@@ -1392,3 +1392,39 @@ def test_an_expired_named_task_is_replaced_by_a_new_one() -> None:
     assert isinstance(put, Put)
     assert (put.record.id, put.expected) == (key, 0)
     assert user_texts(harness.task(key)) == ["new"]
+
+
+# --- a long conversation ------------------------------------------------------------------------
+
+
+def test_a_follow_up_logs_its_status_not_the_whole_task() -> None:
+    harness = Harness()
+    task_id = waiting_task(harness)
+    (put,) = harness.send("Paris", task_id=task_id).writes
+    assert isinstance(put, Put)
+    assert [type(e.event) for e in put.events] == [TaskStatusUpdateEvent]
+
+
+def test_a_follow_up_past_max_task_messages_is_refused() -> None:
+    harness = Harness(make_core(max_task_messages=5))
+    task_id = waiting_task(harness)  # the message, and the question in the status
+    harness.send("Paris", task_id=task_id)  # the question moves to the history: 3
+    harness.decide(AgentDone(task_id, 2, error=InputError("When?")))
+    harness.send("Today", task_id=task_id)  # 5, the most there may be
+    assert len(harness.task(task_id).history) == 5
+    harness.decide(AgentDone(task_id, 3, error=InputError("Anything else?")))
+    error = failed_with(harness.send("No", task_id=task_id))
+    assert isinstance(error, InvalidParamsError)
+    [violation] = error.violations
+    assert violation.field == "params.message"
+    assert "holds 6 messages and may hold at most 5" in violation.description
+    assert harness.task(task_id).context_id in violation.description
+    # The conversation goes on in a new task of the same context.
+    context_id = harness.task(task_id).context_id
+    assert harness.create("No", context_id=context_id) != task_id
+    assert Harness(make_core(max_task_messages=None)).core.config.max_task_messages is None
+
+
+def test_max_task_messages_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_task_messages"):
+        make_core(max_task_messages=0)
