@@ -3,6 +3,7 @@
     python -m benchmarks.inprocess core ours|a2a-sdk COUNT
     python -m benchmarks.inprocess memory ours|a2a-sdk COUNT
     python -m benchmarks.inprocess store ours|a2a-sdk COUNT
+    python -m benchmarks.inprocess followups ours COUNT
 
 Each prints one JSON object. A fresh process per measurement keeps one server's garbage out of
 the other's memory reading.
@@ -15,6 +16,12 @@ the other's memory reading.
   each server's whole request path short of HTTP (our ``Engine.handle``, the SDK's handler).
 * ``store``: mean latency of get, save and list-first-page on each server's in-memory store
   holding ``COUNT`` completed tasks.
+* ``followups``: the cost of one more turn on a long conversation: ``COUNT`` blocking
+  follow-ups to one task whose agent asks for input each time, through the core and its
+  in-memory tasks, the reply rendered; the mean per follow-up over the first and the last 100.
+  Once with ``historyLength: 0`` (the server's own work) and once with the whole history in
+  each reply (which the client asked for, so its encoding grows with the history). The task's
+  history is left unbounded (``max_task_messages=None``) to show the growth past the default.
 """
 
 import asyncio
@@ -106,6 +113,83 @@ def core_ours(count: int) -> dict[str, Any]:
     seconds = time.perf_counter() - started
     assert b"TASK_STATE_COMPLETED" in response.body, response.body
     return {"sends": count, "seconds": seconds, "per_second": count / seconds}
+
+
+def followups_ours(count: int) -> dict[str, Any]:
+    from a2a_core import (
+        AgentDone,
+        AwaitTask,
+        Call,
+        Caller,
+        Context,
+        Core,
+        CoreConfig,
+        Decision,
+        HttpRequest,
+        HttpResponse,
+        MemoryTasks,
+        Publish,
+        StartRun,
+        input_required,
+    )
+    from benchmarks.servers.ours import CARD
+
+    caller = Caller("anonymous", authenticated=False)
+    headers = {"content-type": "application/json", "a2a-version": "1.0"}
+    epoch = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def conversation(configuration: dict[str, Any]) -> dict[str, float]:
+        # Unbounded, to show what a turn costs however long the task (the default refuses a
+        # follow-up past max_task_messages).
+        core = Core(CoreConfig(card=CARD, max_task_messages=None))
+        tasks = MemoryTasks()
+        ids = itertools.count()
+        clock = itertools.count()
+
+        def execute(inp: Any) -> Decision:
+            ctx = Context(epoch + timedelta(microseconds=next(clock)), lambda: f"id-{next(ids)}")
+            decision = core.decide(inp, tasks.read(core.needs(inp)), ctx)
+            if not tasks.commit(decision.writes):
+                raise RuntimeError("a conflict with no concurrency")
+            return decision
+
+        def turn(n: int, task_id: str) -> tuple[str, bytes]:
+            message: dict[str, Any] = {
+                "messageId": f"m-{n}",
+                "role": "ROLE_USER",
+                "parts": [{"text": f"turn {n}"}],
+            }
+            if task_id:
+                message["taskId"] = task_id
+            params = {"message": message, "configuration": configuration}
+            body = {"jsonrpc": "2.0", "id": n, "method": "SendMessage", "params": params}
+            request = HttpRequest("POST", "/", headers, json.dumps(body).encode())
+            routed = core.handle_http(request, caller, "http://b")
+            assert not isinstance(routed, HttpResponse)
+            assert isinstance(routed.call, Call)
+            decision = execute(routed.call)
+            wait = decision.reply
+            assert isinstance(wait, AwaitTask)
+            start = next(e for e in decision.effects if isinstance(e, StartRun))
+            done = execute(AgentDone(start.task_id, start.run, input_required("and then?")))
+            settled = next(e.record for e in done.effects if isinstance(e, Publish) and e.settled)
+            return start.task_id, core.render(routed, core.settled_reply(wait, settled)).body
+
+        task_id, _ = turn(0, "")
+        spent: list[float] = []
+        for n in range(1, count + 1):
+            started = time.perf_counter()
+            _, response = turn(n, task_id)
+            spent.append(time.perf_counter() - started)
+        assert b"TASK_STATE_INPUT_REQUIRED" in response, response
+        first, last = statistics.fmean(spent[:100]), statistics.fmean(spent[-100:])
+        return {"first_100_us": first * 1e6, "last_100_us": last * 1e6, "ratio": last / first}
+
+    return {
+        "followups": count,
+        "history_length_0": conversation({"historyLength": 0}),
+        "whole_history": conversation({}),
+    }
 
 
 def core_sdk(count: int) -> dict[str, Any]:
@@ -382,6 +466,7 @@ BENCHMARKS: dict[tuple[str, str], Callable[[int], dict[str, Any]]] = {
     ("memory", "a2a-sdk"): memory_sdk,
     ("store", "ours"): store_ours,
     ("store", "a2a-sdk"): store_sdk,
+    ("followups", "ours"): followups_ours,
 }
 
 

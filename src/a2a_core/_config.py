@@ -85,3 +85,13 @@ class CoreConfig:
     direct_reply_window: timedelta | None = timedelta(milliseconds=50)
     #: How many push configs one task may hold.
     max_push_configs: int = attrs.field(default=16, validator=_positive)
+    #: How many messages a task's history may hold before a follow-up is refused (-32602, the
+    #: conversation goes on in a new task of the same context); ``None``: no bound. A task is
+    #: an immutable value, so each turn copies its history: the bound keeps a turn's cost (and a
+    #: task's size) from growing without end. The agent's own messages count, and are never
+    #: refused.
+    max_task_messages: int | None = 1000
+
+    def __attrs_post_init__(self) -> None:
+        if self.max_task_messages is not None and self.max_task_messages < 1:
+            raise ValueError(f"max_task_messages must be at least 1, got {self.max_task_messages}")

@@ -191,6 +191,7 @@ class MemoryTasks:
     def read(self, reads: Reads) -> Snapshot:
         """The records ``reads`` names."""
         task = self._records.get(reads.task_id) if reads.task_id else None
+        named = self._records.get(reads.named) if reads.named else None
         by_message = None
         if reads.message is not None:
             held = self._messages.get(reads.message.owner, {})
@@ -199,15 +200,29 @@ class MemoryTasks:
         page = self._page(reads.listing) if reads.listing is not None else None
         expired = self._expired(reads.expiry) if reads.expiry is not None else None
         log = self._log(reads.log) if reads.log is not None else ()
-        return Snapshot(task=task, by_message=by_message, page=page, expired=expired, log=log)
+        return Snapshot(
+            task=task, named=named, by_message=by_message, page=page, expired=expired, log=log
+        )
 
     def commit(self, writes: Sequence[Write]) -> bool:
         """Apply all ``writes`` or none: ``False`` if an expected version no longer holds (or
-        a message id would be held by two tasks)."""
-        for write in writes:
+        a message id would be held by two tasks). Versions are checked in the batch's order,
+        so a task deleted by one write may be created anew by a later one."""
+        if len(writes) == 1:
+            (write,) = writes
             current = self._records.get(_task_id(write))
             if (current.version if current else 0) != write.expected:
                 return False
+        else:
+            versions: dict[str, int] = {}
+            for write in writes:
+                key = _task_id(write)
+                if key not in versions:
+                    current = self._records.get(key)
+                    versions[key] = current.version if current else 0
+                if versions[key] != write.expected:
+                    return False
+                versions[key] = write.record.version if isinstance(write, Put) else 0
         if not self._message_ids_free(writes):
             return False
         for write in writes:
@@ -215,7 +230,11 @@ class MemoryTasks:
         return True
 
     def _message_ids_free(self, writes: Sequence[Write]) -> bool:
-        """Whether no Put claims a message id that another task (after the batch) holds."""
+        """Whether no Put claims a message id that another task (after the batch) holds.
+
+        Only the ids a Put adds are looked at: those its stored version held are this task's
+        already. So a turn of a long conversation costs the same as the first one.
+        """
         deleted = {w.task_id for w in writes if isinstance(w, Delete)}
         claimed: dict[tuple[Owner, str], str] = {}
         for write in writes:
@@ -223,7 +242,8 @@ class MemoryTasks:
                 continue
             record = write.record
             held = self._messages.get(record.owner, {})
-            for message_id, _ in record.messages:
+            old = None if record.id in deleted else self._records.get(record.id)
+            for message_id, _ in _added_messages(old, record):
                 holder = claimed.setdefault((record.owner, message_id), record.id)
                 stored = held.get(message_id)
                 if holder != record.id or stored not in (None, record.id, *deleted):
@@ -249,14 +269,15 @@ class MemoryTasks:
                 if events and events[0].seq != len(log) + 1:
                     raise UsageError("logged events must continue the task's log without a gap")
                 added = [_CREATED if _is_creation(e, record) else e.event for e in events]
-                if record.running:
-                    # Events still come: a list grows in amortized constant time.
+                if not record.state.terminal:
+                    # Events may still come (a task waiting for input gets more with its next
+                    # turn): a list grows in amortized constant time.
                     if isinstance(log, list):
                         log.extend(added)
                     else:
                         self._logs[record.id] = [*log, *added]
                 elif added or not isinstance(log, tuple):
-                    # At rest, a tuple holds exactly its events, where a list would keep room
+                    # Finished, a tuple holds exactly its events, where a list would keep room
                     # for more that a stored task would carry for as long as it is kept.
                     self._logs[record.id] = (*log, *added)
                 self._records[record.id] = record
@@ -264,9 +285,11 @@ class MemoryTasks:
                     if old is not None:
                         self._unindex(old)
                     self._index(record)
+                self._hold(record, _added_messages(old, record))
             case Delete(task_id=task_id):
                 if old is not None:
                     self._unindex(old)
+                    self._release(old)
                 self._records.pop(task_id, None)
                 self._logs.pop(task_id, None)
 
@@ -282,8 +305,24 @@ class MemoryTasks:
             bisect.insort(keys, key)
         if record.state.terminal:
             self._terminal.add(key)
+
+    def _hold(self, record: TaskRecord, messages: Sequence[tuple[str, str]]) -> None:
+        """Index ``messages`` (ids ``record`` claims) as the task's."""
+        if messages:
+            held = self._messages.setdefault(record.owner, {})
+            for message_id, _ in messages:
+                held[message_id] = record.id
+
+    def _release(self, record: TaskRecord) -> None:
+        """Forget the message ids of ``record``, which is gone."""
+        held = self._messages.get(record.owner)
+        if held is None:
+            return
         for message_id, _ in record.messages:
-            self._messages.setdefault(record.owner, {})[message_id] = record.id
+            if held.get(message_id) == record.id:
+                del held[message_id]
+        if not held:
+            del self._messages[record.owner]
 
     def _unindex(self, record: TaskRecord) -> None:
         key = (record.updated_at, record.id)
@@ -301,12 +340,6 @@ class MemoryTasks:
                 del self._contexts[owner]
         if record.state.terminal:
             self._terminal.remove(key)
-        for message_id, _ in record.messages:
-            held = self._messages.get(record.owner)
-            if held is not None and held.get(message_id) == record.id:
-                del held[message_id]
-                if not held:
-                    del self._messages[record.owner]
 
     def _log(self, query: LogQuery) -> tuple[LoggedEvent, ...]:
         record = self._records.get(query.task_id)
@@ -369,15 +402,30 @@ def _is_creation(logged: LoggedEvent, record: TaskRecord) -> bool:
 
 
 def _index_key(record: TaskRecord) -> tuple[object, ...]:
-    """Everything the indexes depend on: a write that keeps it needs no re-indexing (most
-    agent output, such as an artifact, changes none of it)."""
-    return (
-        record.updated_at,
-        record.owner,
-        record.task.context_id,
-        record.state.terminal,
-        record.messages,
-    )
+    """Everything the sorted indexes depend on: a write that keeps it needs no re-indexing (most
+    agent output, such as an artifact, changes none of it). Message ids are indexed apart, as
+    they are added (:func:`_added_messages`)."""
+    return (record.updated_at, record.owner, record.task.context_id, record.state.terminal)
+
+
+def _added_messages(old: TaskRecord | None, record: TaskRecord) -> Sequence[tuple[str, str]]:
+    """The message ids ``record`` claims that its stored version ``old`` did not.
+
+    A task's messages only grow (the store contract, ``Put``): the new version holds the old
+    one's and then any new ones, so the new ones are those past the old count. Checked as far
+    as constant time allows (the owner, the count, the last id the old version held), so that
+    a caller that breaks the rule mostly hears of it.
+    """
+    if old is None:
+        return record.messages
+    before = len(old.messages)
+    if (
+        record.owner != old.owner
+        or len(record.messages) < before
+        or (before and record.messages[before - 1] != old.messages[-1])
+    ):
+        raise UsageError("a Put must keep the task's owner and message ids, adding any after them")
+    return record.messages[before:]
 
 
 def _task_id(write: Write) -> str:

@@ -23,36 +23,96 @@ __all__ = ["address_allowed", "url_problem"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _LOCAL_NAMES = ("localhost", "localhost.localdomain")
 
+_net = ipaddress.IPv6Network
 
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address stands for (mapped, 6to4, NAT64), if any."""
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address in _NAT64:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return None
+#: IPv6 forms whose last 32 bits are an IPv4 address that a packet sent to them reaches, through
+#: the host's own stack or a translator. Such an address is exactly as public as its IPv4 one.
+_LAST_32_BITS = (
+    _net("::/96"),  # IPv4-compatible (RFC 4291 §2.5.5.1, deprecated); :: and ::1 fall in too
+    _net("::ffff:0:0/96"),  # IPv4-mapped
+    _net("::ffff:0:0:0/96"),  # IPv4-translated (RFC 2765 SIIT)
+    _net("64:ff9b::/96"),  # NAT64, the well-known prefix (RFC 6052)
+    _net("64:ff9b:1::/96"),  # NAT64, the local-use prefix used as a /96 (RFC 8215)
+)
+#: NAT64's local-use prefix (RFC 8215): the operator picks a /48, /56, /64 or /96 inside it, and
+#: nothing in an address says which, so every RFC 6052 layout that fits is taken to be meant.
+_NAT64_LOCAL = _net("64:ff9b:1::/48")
+_SIXTOFOUR = _net("2002::/16")  # RFC 3056: the IPv4 address in bits 16..47
+_TEREDO = _net("2001::/32")  # RFC 4380: server in bits 32..63, client XORed in the last 32
+#: The forms that are nothing but a way to reach their embedded IPv4 address, and so pass
+#: exactly when it does (Teredo and ISATAP addresses are IPv6 hosts too, and must pass as such).
+_TRANSLATIONS = (*_LAST_32_BITS, _NAT64_LOCAL, _SIXTOFOUR)
+#: Everything IANA hands out as global unicast; outside it, only the translations may pass.
+_GLOBAL_UNICAST = _net("2000::/3")
+
+
+def _bits(value: int, start: int, length: int) -> int:
+    """``length`` bits of a 128-bit ``value``, counted from its most significant bit."""
+    return (value >> (128 - start - length)) & ((1 << length) - 1)
+
+
+def _rfc6052(value: int, prefix_length: int) -> ipaddress.IPv4Address | None:
+    """The IPv4 address in an IPv4-embedded IPv6 address with a /48, /56 or /64 prefix
+    (RFC 6052 §2.2): the 32 bits sit after the prefix, skipping bits 64..71 (the "u" octet,
+    which must be zero, so an address where it is not has no such reading)."""
+    if _bits(value, 64, 8):
+        return None
+    before = 64 - prefix_length  # bits of the IPv4 address ahead of the u octet
+    high = _bits(value, prefix_length, before)
+    low = _bits(value, 72, 32 - before)
+    return ipaddress.IPv4Address(high << (32 - before) | low)
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Every IPv4 address that ``address`` may stand for, by any IPv6 form that embeds one."""
+    value = int(address)
+    found: list[ipaddress.IPv4Address] = []
+    if any(address in network for network in _LAST_32_BITS):
+        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
+    elif address in _NAT64_LOCAL:
+        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))  # a /96 prefix elsewhere in it
+        found.extend(v4 for n in (48, 56, 64) if (v4 := _rfc6052(value, n)) is not None)
+    if address in _SIXTOFOUR:
+        found.append(ipaddress.IPv4Address(_bits(value, 16, 32)))
+    if address in _TEREDO:
+        found.append(ipaddress.IPv4Address(_bits(value, 32, 32)))
+        found.append(ipaddress.IPv4Address(_bits(value, 96, 32) ^ 0xFFFFFFFF))
+    if _bits(value, 64, 32) & 0xFCFFFFFF == 0x00005EFE:
+        # An ISATAP interface id (RFC 5214), whatever the prefix: a host on that ISATAP
+        # link (this one, perhaps) reaches the address over IPv4, at the embedded address.
+        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
+    return found
+
+
+def _ipv4_allowed(ip: ipaddress.IPv4Address) -> bool:
+    return ip.is_global and not ip.is_multicast
 
 
 def address_allowed(address: str | IPAddress) -> bool:
     """Whether the guard lets a webhook connect to ``address``.
 
-    Only globally routable unicast addresses pass: loopback, private, link-local, unique-local,
-    CGNAT, multicast, unspecified and reserved ranges do not, nor IPv6 forms that embed them.
+    Only globally routable unicast addresses pass: loopback, private, link-local, site-local,
+    unique-local, CGNAT, multicast, unspecified and reserved ranges do not. An IPv6 address that
+    embeds an IPv4 one (mapped, compatible, translated, NAT64, 6to4, Teredo, ISATAP) is judged
+    by that address, so ``::127.0.0.1`` is loopback; where the embedded address cannot be told
+    for sure (NAT64's local-use prefix), every reading must be public. The IPv6 ranges are this
+    module's own rather than only :attr:`ipaddress.IPv6Address.is_global`, whose table differs
+    between Python versions and, on some, calls ``::127.0.0.1`` global.
     """
     try:
         ip = ipaddress.ip_address(address) if isinstance(address, str) else address
     except ValueError:
         return False
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = _embedded_ipv4(ip)
-        if embedded is not None and not address_allowed(embedded):
-            return False
-    return ip.is_global and not ip.is_multicast
+    if isinstance(ip, ipaddress.IPv4Address):
+        return _ipv4_allowed(ip)
+    embedded = _embedded_ipv4(ip)
+    if not all(_ipv4_allowed(v4) for v4 in embedded):
+        return False
+    if any(ip in network for network in _TRANSLATIONS):
+        return True
+    return ip in _GLOBAL_UNICAST and ip.is_global
 
 
 def _host_allowed(host: str, allow_hosts: Collection[str]) -> bool:

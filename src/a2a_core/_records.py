@@ -16,7 +16,7 @@ import attrs
 
 from ._model import Message, Task, TaskPushNotificationConfig, TaskState
 
-__all__ = ["Owner", "TaskRecord", "message_fingerprint"]
+__all__ = ["Owner", "TaskRecord", "message_fingerprint", "named_key"]
 
 
 def _canonical(value: Any) -> Any:
@@ -71,6 +71,17 @@ class Owner:
     tenant: str = ""
 
 
+def named_key(owner: Owner, task_id: str) -> str:
+    """Where a store keeps the task that ``owner`` named ``task_id``.
+
+    The legacy ``tasks/send`` lets a client choose a new task's id. Those ids are per owner: two
+    owners may both use one, each meaning a task of their own, so that a client learns nothing
+    from the ids it chooses (a first-come id would tell it that someone else holds the id). The
+    key is the id with its owner, as JSON, which no id the server draws (a UUID) can equal.
+    """
+    return json.dumps([task_id, owner.principal, owner.tenant], separators=(",", ":"))
+
+
 @attrs.frozen
 class TaskRecord:
     """One version of a task as the store holds it.
@@ -99,11 +110,16 @@ class TaskRecord:
     messages: tuple[tuple[str, str], ...] = ()
     #: Where to push the task's events (at most ``CoreConfig.max_push_configs``).
     push_configs: tuple[TaskPushNotificationConfig, ...] = ()
+    #: The store's key for a task whose client chose its id (:func:`named_key`); "" for a task
+    #: the server named, which is kept under its id.
+    key: str = ""
 
     @property
     def id(self) -> str:
-        """The task's id."""
-        return self.task.id
+        """The key the store keeps the task under, which effects (runs, streams, waits) name
+        too: the task's id, unless its client named it (:attr:`key`). What goes on the wire is
+        always ``task.id``."""
+        return self.key or self.task.id
 
     @property
     def state(self) -> TaskState:
@@ -112,7 +128,8 @@ class TaskRecord:
 
     def fingerprint(self, message_id: str) -> str | None:
         """The fingerprint of the client message with this id, if the task accepted one."""
-        return next((f for m, f in self.messages if m == message_id), None)
+        # Newest first: a client that re-sends mostly re-sends the message it sent last.
+        return next((f for m, f in reversed(self.messages) if m == message_id), None)
 
     @property
     def updated_at(self) -> datetime:

@@ -90,7 +90,7 @@ from ._push_policy import (
     url_problem,
     url_text_problem,
 )
-from ._records import Owner, TaskRecord, message_fingerprint
+from ._records import Owner, TaskRecord, message_fingerprint, named_key
 from ._requests import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -190,25 +190,25 @@ class Reducer:
             case Call(request=SendMessageRequest(message=message, tenant=tenant)):
                 owner = Owner(inp.caller.principal, tenant)
                 key = MessageKey(owner, message.message_id) if message.message_id else None
-                return Reads(task_id=message.task_id, message=key)
+                return attrs.evolve(_task_reads(owner, message.task_id), message=key)
             case Call(
-                request=GetTaskRequest(id=task_id)
-                | CancelTaskRequest(id=task_id)
-                | SubscribeToTaskRequest(id=task_id)
+                request=GetTaskRequest(id=task_id, tenant=tenant)
+                | CancelTaskRequest(id=task_id, tenant=tenant)
+                | SubscribeToTaskRequest(id=task_id, tenant=tenant)
             ):
-                return Reads(task_id=task_id)
+                return _task_reads(Owner(inp.caller.principal, tenant), task_id)
             case Call(operation=Operation.LIST_TASKS, request=ListTasksRequest() as request):
                 try:
                     return Reads(listing=self._list_query(inp.caller.principal, request))
                 except A2AError:
                     return Reads()  # decide() reports the same error
             case Call(
-                request=TaskPushNotificationConfig(task_id=task_id)
-                | GetTaskPushNotificationConfigRequest(task_id=task_id)
-                | ListTaskPushNotificationConfigsRequest(task_id=task_id)
-                | DeleteTaskPushNotificationConfigRequest(task_id=task_id)
+                request=TaskPushNotificationConfig(task_id=task_id, tenant=tenant)
+                | GetTaskPushNotificationConfigRequest(task_id=task_id, tenant=tenant)
+                | ListTaskPushNotificationConfigsRequest(task_id=task_id, tenant=tenant)
+                | DeleteTaskPushNotificationConfigRequest(task_id=task_id, tenant=tenant)
             ):
-                return Reads(task_id=task_id)
+                return _task_reads(Owner(inp.caller.principal, tenant), task_id)
             case AgentOutput(task_id=task_id) | AgentDone(task_id=task_id):
                 return Reads(task_id=task_id)
             case Tick(now=now) if self.config.task_ttl is not None:
@@ -256,13 +256,11 @@ class Reducer:
                 self.config.streaming
             ):
                 owner = Owner(principal, request.tenant)
-                record = self._owned(snapshot.task, request.id, owner, ctx)
+                record = self._owned(snapshot, request.id, owner, ctx)
                 return Decision(reply=_subscription(record, call.last_event_id))
             case Operation.GET_TASK, GetTaskRequest() as request:
                 _check_history_length(request.history_length, "params.historyLength")
-                record = self._owned(
-                    snapshot.task, request.id, Owner(principal, request.tenant), ctx
-                )
+                record = self._owned(snapshot, request.id, Owner(principal, request.tenant), ctx)
                 return Decision(reply=Respond(view(record.task, request.history_length)))
             case Operation.LIST_TASKS, ListTasksRequest() as request:
                 query = self._list_query(principal, request)
@@ -270,9 +268,7 @@ class Reducer:
                 page = self._unexpired(snapshot.page, ctx.now)
                 return Decision(reply=Respond(_list_reply(request, query, page)))
             case Operation.CANCEL_TASK, CancelTaskRequest() as request:
-                record = self._owned(
-                    snapshot.task, request.id, Owner(principal, request.tenant), ctx
-                )
+                record = self._owned(snapshot, request.id, Owner(principal, request.tenant), ctx)
                 return self._cancel(record, ctx)
             case (Operation.SEND_STREAMING_MESSAGE | Operation.SUBSCRIBE_TO_TASK, _) if (
                 not self.config.streaming
@@ -346,19 +342,20 @@ class Reducer:
                     reply=self._replay(holder, immediately, history_length, streaming, ctx)
                 )
 
-        new_id = ""  # a task id the client chose (v0.1), for a new task
+        named = ""  # the key of a new task whose id the client chose (v0.1)
         if message.task_id and legacy:
-            found = snapshot.task
+            # The id is a turn of the caller's own task with that id, or else names a new one.
+            # Someone else's task with that id makes no difference (ids the client chooses are
+            # per owner, see ``named_key``), so the answer tells nothing about other owners.
+            found = _mine(snapshot, message.task_id, owner)
             if found is not None and self._live(found, ctx.now) is None:
-                clear = (*clear, Delete(found.id, found.version))  # expired: the id is free
+                if not any(isinstance(w, Delete) and w.task_id == found.id for w in clear):
+                    clear = (*clear, Delete(found.id, found.version))  # expired: gone now
                 found = None
             if found is None:
-                new_id = message.task_id
-            elif found.owner != owner:
-                # Said without telling whose it is: the id is simply not available.
-                raise _bad_param("params.id", "this task id is taken; choose another (a UUID)")
-        if message.task_id and not new_id:
-            previous = self._owned(snapshot.task, message.task_id, owner, ctx)
+                named = named_key(owner, message.task_id)
+        if message.task_id and not named:
+            previous = self._owned(snapshot, message.task_id, owner, ctx)
             self._check_media_types(message, previous.skill_id)  # a follow-up keeps its skill
             write, effects = self._follow_up(previous, message, fingerprint, request, push, ctx)
         else:
@@ -366,7 +363,7 @@ class Reducer:
             self._check_media_types(message, skill)
             message = attrs.evolve(message, task_id="")
             write, effects = self._create(
-                owner, skill, message, fingerprint, request, push, ctx, task_id=new_id
+                owner, skill, message, fingerprint, request, push, ctx, named=named
             )
 
         record = write.record
@@ -455,9 +452,10 @@ class Reducer:
         push: TaskPushNotificationConfig | None,
         ctx: Context,
         *,
-        task_id: str = "",
+        named: str = "",
     ) -> tuple[Put, tuple[Effect, ...]]:
-        task_id = task_id or ctx.new_id()
+        """A new task; ``named``: the key of the id its client chose (the message's task id)."""
+        task_id = request.message.task_id if named else ctx.new_id()
         context_id = message.context_id or ctx.new_id()
         message = attrs.evolve(message, task_id=task_id, context_id=context_id)
         task = Task(
@@ -476,11 +474,12 @@ class Reducer:
             skill_id=skill,
             seq=1,
             messages=_claim(message, fingerprint),
+            key=named,
         )
         if push is not None:
             record = _with_push_config(record, push, ctx)
         put, published = self._commit(None, record, (task,))
-        start = StartRun(task_id, 1, self._agent_context(record, message, request))
+        start = StartRun(record.id, 1, self._agent_context(record, message, request))
         return put, (*published, start)
 
     def _follow_up(
@@ -506,9 +505,19 @@ class Reducer:
                 "it accepts no more messages; start a new task in the same context",
                 metadata={"taskId": task.id, "state": record.state.value},
             ) from None
+        limit = self.config.max_task_messages
+        superseded = () if task.status.message is None else (task.status.message,)
+        held = len(task.history) + len(superseded)
+        if limit is not None and held >= limit:
+            raise _bad_param(
+                "params.message",
+                f"task {task.id} holds {held} messages and may hold at most {limit}; "
+                f"go on in a new task of the same context ({task.context_id})",
+            )
         message = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
         status = TaskStatus(state, timestamp=ctx.now)
-        task = attrs.evolve(task, status=status, history=(*_history_with_status(task), message))
+        # One copy of the history, however long (an immutable task can do no better).
+        task = attrs.evolve(task, status=status, history=(*task.history, *superseded, message))
         run = record.run + 1
         updated = attrs.evolve(
             record,
@@ -525,9 +534,9 @@ class Reducer:
         put, published = self._commit(record, updated, (_status_event(task),))
         effects: list[Effect] = []
         if record.running:
-            effects.append(StopRun(task.id, record.run))
+            effects.append(StopRun(record.id, record.run))
         effects.extend(published)
-        effects.append(StartRun(task.id, run, self._agent_context(updated, message, request)))
+        effects.append(StartRun(record.id, run, self._agent_context(updated, message, request)))
         return put, tuple(effects)
 
     def _agent_context(
@@ -535,7 +544,7 @@ class Reducer:
     ) -> AgentContext:
         config = request.configuration
         return AgentContext(
-            task_id=record.id,
+            task_id=record.task.id,
             context_id=record.task.context_id,
             message=message,
             history=record.task.history,
@@ -551,8 +560,8 @@ class Reducer:
             state = transition(record.state, Event.CANCEL)
         except IllegalTransition:
             raise TaskNotCancelableError(
-                f"Task {record.id} cannot be canceled: it is already {record.state.value}",
-                metadata={"taskId": record.id, "state": record.state.value},
+                f"Task {record.task.id} cannot be canceled: it is already {record.state.value}",
+                metadata={"taskId": record.task.id, "state": record.state.value},
             ) from None
         task = record.task
         task = attrs.evolve(
@@ -566,7 +575,7 @@ class Reducer:
         put, published = self._commit(record, updated, (_status_event(task),))
         effects: list[Effect] = []
         if record.running:
-            effects.append(StopRun(task.id, record.run))
+            effects.append(StopRun(record.id, record.run))
         effects.extend(published)
         return Decision(writes=(put,), effects=tuple(effects), reply=Respond(task))
 
@@ -624,7 +633,7 @@ class Reducer:
         if len(record.push_configs) > self.config.max_push_configs:
             raise _bad_param(
                 "params.id",
-                f"task {record.id} already has {self.config.max_push_configs} push configs, "
+                f"task {record.task.id} already has {self.config.max_push_configs} push configs, "
                 "the most it may have; delete one first",
             )
         return record
@@ -643,7 +652,7 @@ class Reducer:
         if not request.task_id:
             raise _bad_param("params.taskId", "required field is missing")
         owner = Owner(call.caller.principal, request.tenant)
-        record = self._owned(snapshot.task, request.task_id, owner, ctx)
+        record = self._owned(snapshot, request.task_id, owner, ctx)
         configs = record.push_configs
         match request:
             case TaskPushNotificationConfig():
@@ -656,8 +665,8 @@ class Reducer:
                 found = next((c for c in configs if c.id == config_id or not config_id), None)
                 if found is None:
                     raise TaskNotFoundError(
-                        f"Push notification config {config_id} not found for task {record.id}",
-                        metadata={"taskId": record.id, "configId": config_id},
+                        f"Push notification config {config_id} not found for task {record.task.id}",
+                        metadata={"taskId": record.task.id, "configId": config_id},
                     )
                 return Decision(reply=Respond(found))
             case ListTaskPushNotificationConfigsRequest():
@@ -705,14 +714,12 @@ class Reducer:
 
     # --- visibility and expiry -----------------------------------------------------------------
 
-    def _owned(
-        self, record: TaskRecord | None, task_id: str, owner: Owner, ctx: Context
-    ) -> TaskRecord:
-        """The record if ``owner`` may see it; otherwise exactly what a missing task gets."""
+    def _owned(self, snapshot: Snapshot, task_id: str, owner: Owner, ctx: Context) -> TaskRecord:
+        """``owner``'s task with this id; for anyone else exactly what a missing task gets."""
         if not task_id:
             raise _bad_param("params.id", "must not be empty")
-        record = self._live(record, ctx.now)
-        if record is None or record.owner != owner:
+        record = self._live(_mine(snapshot, task_id, owner), ctx.now)
+        if record is None:
             raise _not_found(task_id)
         return record
 
@@ -848,6 +855,21 @@ class Reducer:
 # --- helpers ----------------------------------------------------------------------------------
 
 
+def _task_reads(owner: Owner, task_id: str) -> Reads:
+    """The reads that find ``owner``'s task with this id: kept under the id, or under its
+    :func:`named_key` if its client chose the id."""
+    return Reads(task_id=task_id, named=named_key(owner, task_id) if task_id else "")
+
+
+def _mine(snapshot: Snapshot, task_id: str, owner: Owner) -> TaskRecord | None:
+    """``owner``'s task with this (wire) id in ``snapshot``, if there is one. The id must be
+    the task's own: a key asked for as an id finds nothing."""
+    for record in (snapshot.named, snapshot.task):
+        if record is not None and record.owner == owner and record.task.id == task_id:
+            return record
+    return None
+
+
 def _claim(message: Message, fingerprint: str | None) -> tuple[tuple[str, str], ...]:
     """The message id a task takes for idempotency (none when sends are not deduplicated)."""
     return () if fingerprint is None else ((message.message_id, fingerprint),)
@@ -864,7 +886,7 @@ def _with_push_config(
 ) -> TaskRecord:
     """``record`` holding ``config`` last (with its ids filled in), replacing one with its id."""
     config = attrs.evolve(
-        config, id=config.id or ctx.new_id(), task_id=record.id, tenant=record.owner.tenant
+        config, id=config.id or ctx.new_id(), task_id=record.task.id, tenant=record.owner.tenant
     )
     kept = tuple(c for c in record.push_configs if c.id != config.id)
     return attrs.evolve(record, push_configs=(*kept, config))
@@ -873,9 +895,9 @@ def _with_push_config(
 def _subscription(record: TaskRecord, after: int | None) -> OpenStream:
     """A ``SubscribeToTask`` stream: from now (snapshot first), or resumed after an event."""
     terminal = UnsupportedOperationError(
-        f"Task {record.id} is in terminal state {record.state.value}: "
+        f"Task {record.task.id} is in terminal state {record.state.value}: "
         "no more events will come, so there is nothing to subscribe to",
-        metadata={"taskId": record.id, "state": record.state.value},
+        metadata={"taskId": record.task.id, "state": record.state.value},
     )
     if after is None:
         if record.state.terminal:
@@ -885,7 +907,8 @@ def _subscription(record: TaskRecord, after: int | None) -> OpenStream:
         )
     if not 0 <= after <= record.seq:
         raise _bad_param(
-            "Last-Event-ID", f"{after} is not an event of task {record.id} (latest: {record.seq})"
+            "Last-Event-ID",
+            f"{after} is not an event of task {record.task.id} (latest: {record.seq})",
         )
     if after == record.seq and record.state.terminal:
         raise terminal

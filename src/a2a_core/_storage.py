@@ -124,6 +124,9 @@ class Reads:
     """What a decision needs from the store."""
 
     task_id: str = ""
+    #: The record under this key too (``named_key`` of the caller and ``task_id``): a task id
+    #: a client reads may be one it chose itself, which is kept under a key of its own.
+    named: str = ""
     #: The task that holds this owner's message id, if any (for idempotent re-sends).
     message: MessageKey | None = None
     listing: ListQuery | None = None
@@ -157,6 +160,7 @@ class Snapshot:
     """What the store returned for :class:`Reads` (``None`` where nothing was found)."""
 
     task: TaskRecord | None = None
+    named: TaskRecord | None = None
     by_message: TaskRecord | None = None
     page: Page | None = None
     expired: Expired | None = None
@@ -165,11 +169,15 @@ class Snapshot:
 
 @attrs.frozen
 class Put:
-    """Store ``record``, provided the stored version is still ``expected`` (0: must be new).
+    """Store ``record`` (under ``record.id``), provided the stored version is still ``expected``
+    (0: must be new). A batch is checked in order, so a Delete earlier in it frees the key.
 
     The commit must also fail if one of ``record.messages``' ids is already held by another
     task of the same owner: that uniqueness is what stops two concurrent sends of one message
-    from starting two runs. ``events`` are appended to the task's log in the same commit.
+    from starting two runs. A task's messages only grow: ``record.messages`` holds the stored
+    version's and then any new ones, so a store need look only at those past the stored count
+    (and a long conversation's next turn costs it no more than the first). ``events`` are
+    appended to the task's log in the same commit.
     """
 
     record: TaskRecord

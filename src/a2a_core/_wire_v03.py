@@ -246,8 +246,9 @@ def _push_config_in(config: Any, task_id: Any = None) -> Any:
 
 
 def send_in(params: Any) -> Any:
-    """``MessageSendParams`` as a v1.0 ``SendMessageRequest``. In v0.3 a send blocks only when
-    ``blocking`` is true ("If true, the client will wait for the task to complete")."""
+    """``MessageSendParams`` as a v1.0 ``SendMessageRequest``. A send blocks unless
+    ``blocking`` is false: the v0.3 spec leaves the default open, and its official SDK
+    (``a2a-sdk`` 0.3) blocks when the flag is missing, as every v1.0 send does."""
     if not isinstance(params, dict):
         return params
     out: Json = {k: v for k, v in params.items() if k != "configuration"}
@@ -261,7 +262,7 @@ def send_in(params: Any) -> Any:
     blocking = config.get("blocking")
     # A flag of the wrong type is handed on as it is, for the decoder to refuse.
     flag = blocking is None or isinstance(blocking, bool)
-    new["returnImmediately"] = blocking is not True if flag else blocking
+    new["returnImmediately"] = blocking is False if flag else blocking
     if "pushNotificationConfig" in config:
         new["taskPushNotificationConfig"] = _push_config_in(config["pushNotificationConfig"])
     out["configuration"] = new

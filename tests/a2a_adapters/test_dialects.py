@@ -394,6 +394,38 @@ def subscribe(url: str, reader: str, task_id: str) -> Iterator[Subscription]:
         yield Subscription(reader, SseStream(response), task_id)
 
 
+# --- v0.3 -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "configuration",
+    [None, {}, {"historyLength": 5}, {"blocking": True}],
+    ids=["none", "empty", "no-flag", "blocking"],
+)
+def test_v03_send_blocks_unless_told_not_to(url: str, configuration: Json | None) -> None:
+    """v0.3 ``message/send`` waits for the task to settle unless ``blocking`` is false, as the
+    official SDK's server does (and as every v1.0 send does)."""
+    params: Json = {"message": v03_message("wait for me"), "metadata": {"skillId": "upper"}}
+    if configuration is not None:
+        params["configuration"] = configuration
+    task = ok(rpc(url, "message/send", params))
+    assert task["kind"] == "task", task
+    assert task["status"]["state"] == "completed", task
+    assert _text(task["status"]["message"]["parts"]) == "WAIT FOR ME"
+
+
+def test_v03_send_with_blocking_false_returns_at_once(url: str) -> None:
+    params = {
+        "message": v03_message("no waiting"),
+        "metadata": {"skillId": "upper"},
+        "configuration": {"blocking": False},
+    }
+    task = ok(rpc(url, "message/send", params))
+    assert task["status"]["state"] == "submitted", task
+    done = legacy_settled(url, task["id"])
+    assert _text(done["status"]["message"]["parts"]) == "NO WAITING"
+
+
 # --- the legacy dialect ---------------------------------------------------------------------------
 
 
@@ -653,31 +685,109 @@ def test_legacy_metadata_owner_is_ignored(auth_url: str) -> None:
     assert error_code(rpc(auth_url, "tasks/cancel", {"id": task_id}, headers=BOB)) == -32001
 
 
-def test_legacy_task_id_of_another_principal(auth_url: str) -> None:
-    """A client-chosen id another principal already uses is refused (-32602) without saying
-    whose it is, and without touching that task."""
-    task_id = f"taken-{new_id()}"
-    ok(
-        rpc(
-            auth_url,
-            "tasks/send",
-            {"id": task_id, "message": legacy_message("mine")},
-            headers=ALICE,
-        )
-    )
-    response = rpc(
-        auth_url, "tasks/send", {"id": task_id, "message": legacy_message("x")}, headers=BOB
-    )
-    assert error_code(response) == -32602
-    assert "alice" not in response.text
+def _modulo_ids(value: Any, ids: Mapping[str, str]) -> Any:
+    """``value`` with the ids in ``ids`` replaced by their stand-ins, and the fields that differ
+    between any two sends (message ids the server drew, timestamps) blanked."""
+    match value:
+        case dict():
+            return {
+                key: "*" if key in ("messageId", "timestamp") else _modulo_ids(item, ids)
+                for key, item in value.items()
+            }
+        case list():
+            return [_modulo_ids(item, ids) for item in value]
+        case str():
+            for found, stand_in in ids.items():
+                value = value.replace(found, stand_in)
+            return value
+    return value
 
-    def answered() -> bool:
-        found = ok(rpc(auth_url, "tasks/get", {"id": task_id}, headers=ALICE))
-        return bool(found["status"]["state"] == "completed")
 
-    assert wait_until(answered)
-    task = ok(rpc(auth_url, "tasks/get", {"id": task_id}, headers=ALICE))
-    assert [_text(m["parts"]) for m in task["history"] if m["role"] == "user"] == ["mine"]
+def _answer(response: httpx.Response, ids: Mapping[str, str]) -> tuple[int, str, Any]:
+    """Everything a client sees of an answer, modulo ids (an event stream: each event's data)."""
+    kind = response.headers.get("content-type", "")
+    if kind.startswith("text/event-stream"):
+        body: Any = [
+            json.loads(line.removeprefix("data:"))
+            for line in response.text.splitlines()
+            if line.startswith("data:")
+        ]
+    else:
+        body = response.json()
+    return response.status_code, kind, _modulo_ids(body, ids)
+
+
+def test_legacy_task_id_of_another_principal_is_a_new_task_of_ones_own(auth_url: str) -> None:
+    """A client-chosen id is the caller's own: bob naming a task with an id alice already uses
+    gets exactly what he gets for an id nobody used (a new task of his), by every method he can
+    then call, and alice's task is untouched (PROTOCOL.md §8: ids cannot be probed)."""
+    taken, fresh = f"taken-{new_id()}", f"fresh-{new_id()}"
+    ids = {taken: "<task>", fresh: "<task>"}
+
+    def send(task_id: str, text: str, headers: Mapping[str, str], session: str) -> httpx.Response:
+        params = {"id": task_id, "sessionId": session, "message": legacy_message(text)}
+        return rpc(auth_url, "tasks/send", params, headers=headers)
+
+    def completed(task_id: str, headers: Mapping[str, str]) -> Json:
+        def done() -> bool:
+            found = ok(rpc(auth_url, "tasks/get", {"id": task_id}, headers=headers))
+            return bool(found["status"]["state"] == "completed")
+
+        assert wait_until(done)
+        task: Json = ok(rpc(auth_url, "tasks/get", {"id": task_id}, headers=headers))
+        return task
+
+    ok(send(taken, "mine", ALICE, "s-alice"))
+    alices = completed(taken, ALICE)
+
+    # The acknowledgement: the same for an id alice holds as for one nobody used.
+    assert _answer(send(taken, "probe", BOB, "s-bob"), ids) == _answer(
+        send(fresh, "probe", BOB, "s-bob"), ids
+    )
+    assert completed(taken, BOB)["history"][0]["parts"][0]["text"] == "probe"
+    completed(fresh, BOB)
+
+    # Every way bob can reach a task by its id answers the same for both.
+    bob_v1 = {**V1, **BOB}
+    calls: list[tuple[str, str, Mapping[str, str]]] = [
+        ("tasks/get", "id", BOB),
+        ("GetTask", "id", bob_v1),
+        ("tasks/cancel", "id", BOB),
+        ("tasks/resubscribe", "id", BOB),
+        ("SubscribeToTask", "id", bob_v1),
+        ("CancelTask", "id", bob_v1),
+        ("tasks/pushNotification/get", "id", BOB),
+        ("ListTaskPushNotificationConfigs", "taskId", bob_v1),
+    ]
+    for method, field, headers in calls:
+        answers = [_answer(rpc(auth_url, method, {field: t}, headers=headers), ids) for t in ids]
+        assert answers[0] == answers[1], method
+    for method, path, body in (("GET", "", None), ("POST", ":cancel", {})):
+        answers = [
+            _answer(
+                httpx.request(
+                    method,
+                    auth_url + task_path(t, path),
+                    json=body,
+                    headers=bob_v1,
+                    timeout=HTTP_TIMEOUT,
+                    verify=TLS,
+                ),
+                ids,
+            )
+            for t in ids
+        ]
+        assert answers[0] == answers[1], path
+    listed = ok(rpc(auth_url, "ListTasks", {}, headers=bob_v1))["tasks"]
+    assert sorted(t["id"] for t in listed) == sorted([taken, fresh])
+    assert {t["contextId"] for t in listed} == {"s-bob"}
+
+    # Alice's task is hers as it was: her message, her agent's answer, nothing of bob's.
+    assert completed(taken, ALICE) == alices
+    assert [_text(m["parts"]) for m in alices["history"] if m["role"] == "user"] == ["mine"]
+    assert json.loads(_text(alices["status"]["message"]["parts"]))["principal"] == "alice"
+    mine = ok(rpc(auth_url, "ListTasks", {}, headers={**V1, **ALICE}))["tasks"]
+    assert [t["id"] for t in mine if t["id"] == taken] == [taken]
 
 
 def test_anonymous_legacy_calls_are_unauthenticated(auth_url: str) -> None:

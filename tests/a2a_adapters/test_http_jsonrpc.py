@@ -14,15 +14,18 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import anyio
+import attrs
 import httpx
 import pytest
 
+from a2a_adapters import Engine, build_engine
 from a2a_core import (
     AgentCapabilities,
     AgentCard,
     AgentContext,
     Artifact,
     ArtifactChunk,
+    Core,
     MissingInput,
     Part,
     completed,
@@ -67,7 +70,7 @@ from tests.a2a_adapters.support import (
     wait_for_state,
     wait_until,
 )
-from tests.servers import running_server
+from tests.servers import running_server, serving
 
 #: Every test here runs against the asyncio and the trio adapter.
 pytestmark = pytest.mark.usefixtures("adapter")
@@ -827,6 +830,30 @@ def test_follow_up_with_the_wrong_context() -> None:
     assert "params.message.contextId" in violated_fields(error)
     assert state_of(after) == INPUT_REQUIRED
     assert len(after["history"]) == 1
+
+
+async def always_asks(ctx: AgentContext) -> str:
+    raise MissingInput("And then?")
+
+
+def test_a_follow_up_past_max_task_messages_is_invalid_params() -> None:
+    """A task holds at most ``CoreConfig.max_task_messages`` messages (each turn copies the
+    history, so a bound keeps turns from growing dearer); the conversation goes on in a new
+    task of the same context."""
+    built = build_engine(always_asks)
+    config = attrs.evolve(built.core.config, max_task_messages=3)
+    with serving(Engine(Core(config), built.store, built.agents)) as url:
+        task = send_task(url, "hi")  # the message, and the question in the status
+        assert state_of(send_task(url, "more", task_id=task["id"])) == INPUT_REQUIRED  # 3
+        error = error_of(rpc(url, "SendMessage", send_params("again", task_id=task["id"])), -32602)
+        after = get_task(url, task["id"])
+        fresh = send_task(url, "again", context_id=task["contextId"])
+    assert violated_fields(error) == ["params.message"]
+    assert "may hold at most 3" in error["message"]
+    assert len(after["history"]) == 3
+    assert state_of(after) == INPUT_REQUIRED
+    assert (fresh["contextId"], state_of(fresh)) == (task["contextId"], INPUT_REQUIRED)
+    assert fresh["id"] != task["id"]
 
 
 def test_follow_up_to_an_unknown_task() -> None:

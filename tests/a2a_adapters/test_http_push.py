@@ -229,6 +229,26 @@ def test_private_or_odd_webhook_urls_are_invalid_params(hook: str) -> None:
         assert result_of(rpc(url, LIST, {"taskId": task_id}))["configs"] == []
 
 
+#: IPv6 forms that reach loopback, the metadata service or the private network all the same.
+EMBEDDED_PRIVATE_HOOKS = [
+    "http://[::127.0.0.1]/hook",  # IPv4-compatible
+    "http://[::169.254.169.254]/latest/meta-data",
+    "http://[::ffff:0:127.0.0.1]/hook",  # IPv4-translated
+    "http://[64:ff9b:1::a9fe:a9fe]/hook",  # NAT64 local-use
+    "http://[2002:a00:1::1]/hook",  # 6to4 of 10.0.0.1
+    "http://[fec0::1]/hook",  # site-local
+]
+
+
+def test_ipv6_forms_of_private_addresses_are_invalid_params() -> None:
+    with running_server(three_steps, push=True) as url:
+        task_id = start_task(url)
+        for hook in EMBEDDED_PRIVATE_HOOKS:
+            error = error_of(rpc(url, CREATE, config_params(task_id, hook)), -32602)
+            assert violated_fields(error) == ["params.url"], hook
+        assert result_of(rpc(url, LIST, {"taskId": task_id}))["configs"] == []
+
+
 # --- deliveries ---------------------------------------------------------------------------------
 
 

@@ -401,7 +401,17 @@ async def test_an_overflow_drops_exactly_the_events_it_reports(
 
 @pytest.mark.parametrize(
     "address",
-    ["127.0.0.1", "10.0.0.1", "[::1]", "169.254.169.254", "0.0.0.0", "[::ffff:127.0.0.1]"],
+    [
+        "127.0.0.1",
+        "10.0.0.1",
+        "[::1]",
+        "169.254.169.254",
+        "0.0.0.0",
+        "[::ffff:127.0.0.1]",
+        "[::127.0.0.1]",
+        "[::169.254.169.254]",
+        "[fec0::1]",
+    ],
 )
 async def test_the_guard_refuses_private_addresses_without_connecting(
     egress: Egress, receiver: Receiver, address: str
@@ -434,6 +444,8 @@ async def test_the_guard_refuses_the_metadata_service(egress: Egress, receiver: 
         [PUBLIC_ADDRESS, "10.0.0.7"],
         ["192.168.1.20", PUBLIC_ADDRESS],
         [PUBLIC_ADDRESS, "::ffff:169.254.169.254"],
+        ["::127.0.0.1"],
+        [PUBLIC_ADDRESS, "64:ff9b:1::a00:1"],
         [],
     ],
 )

@@ -138,6 +138,7 @@ class FakeStore:
     def snapshot(self, reads: Reads) -> Snapshot:
         """What an adapter's store would return for ``reads``."""
         task = self.records.get(reads.task_id) if reads.task_id else None
+        named = self.records.get(reads.named) if reads.named else None
         by_message = self.holder(reads.message) if reads.message is not None else None
         page = self.page(reads.listing) if reads.listing is not None else None
         expired = self.expired(reads.expiry) if reads.expiry is not None else None
@@ -145,7 +146,9 @@ class FakeStore:
         if reads.log is not None:
             events = self.logs.get(reads.log.task_id, [])
             log = tuple(events[reads.log.after : reads.log.after + reads.log.limit])
-        return Snapshot(task=task, by_message=by_message, page=page, expired=expired, log=log)
+        return Snapshot(
+            task=task, named=named, by_message=by_message, page=page, expired=expired, log=log
+        )
 
     def holder(self, key: MessageKey) -> TaskRecord | None:
         """The task of ``key.owner`` that accepted the message ``key.message_id``."""
@@ -183,13 +186,15 @@ class FakeStore:
         return Expired(tuple(old), rest[0].updated_at if rest else None)
 
     def commit(self, writes: Sequence[Write]) -> bool:
-        """Apply every write, or none if one's expected version is stale or an id is taken."""
+        """Apply every write, or none if one's expected version is stale (checked in order:
+        a Delete frees its key for a later Put) or an id is taken."""
         deleted = {w.task_id for w in writes if isinstance(w, Delete)}
+        versions = {key: record.version for key, record in self.records.items()}
         for write in writes:
             task_id = write.record.id if isinstance(write, Put) else write.task_id
-            current = self.records.get(task_id)
-            if (current.version if current else 0) != write.expected:
+            if versions.get(task_id, 0) != write.expected:
                 return False
+            versions[task_id] = write.record.version if isinstance(write, Put) else 0
             if isinstance(write, Put):
                 for message_id, _ in write.record.messages:
                     holder = self.holder(MessageKey(write.record.owner, message_id))

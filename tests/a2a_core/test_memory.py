@@ -7,11 +7,15 @@ block, so the index is checked here with tiny blocks against a plain sorted list
 import bisect
 from datetime import UTC, datetime, timedelta
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_core import (
+    ANONYMOUS,
+    AgentContext,
+    Delete,
     LoggedEvent,
     LogQuery,
     MemoryTasks,
@@ -26,11 +30,15 @@ from a2a_core import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    UsageError,
+    input_required,
     text_artifact,
 )
 from a2a_core._memory import _CREATED, _SortedIndex
+from a2a_core.testing import Driver
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+ANONYMOUS_OWNER = Owner(ANONYMOUS.principal)
 
 Key = tuple[datetime, str]
 
@@ -141,26 +149,105 @@ def test_a_first_event_that_is_not_the_creation_is_kept_as_it_is() -> None:
     assert tasks.read(Reads(task_id="t", log=LogQuery("t", 0))).log[0].event == odd
 
 
-def test_a_log_grows_as_a_list_while_its_task_runs_and_rests_as_a_tuple() -> None:
-
+def test_a_log_grows_as_a_list_until_its_task_ends_and_then_rests_as_a_tuple() -> None:
+    # A task waiting for input gets more events with its next turn: turning its log into a
+    # tuple at every turn would copy the whole log each time (a long conversation's turns would
+    # cost more and more). Only a finished task's log rests as a tuple.
     tasks = MemoryTasks()
-    status = TaskStatus(TaskState.WORKING, timestamp=EPOCH)
-    task = Task("t", status, "c")
-    for version in range(1, 5):
+    states = [TaskState.WORKING] * 3 + [TaskState.INPUT_REQUIRED, TaskState.WORKING]
+    states.append(TaskState.COMPLETED)
+    for version, state in enumerate(states, 1):
+        status = TaskStatus(state, timestamp=EPOCH)
         event = LoggedEvent(version, TaskStatusUpdateEvent("t", "c", status))
-        record = TaskRecord(task, Owner("a"), version, EPOCH, run=1, running=version < 4)
+        running = state is TaskState.WORKING
+        record = TaskRecord(Task("t", status, "c"), Owner("a"), version, EPOCH, running=running)
+        log_before = tasks._logs.get("t")
         assert tasks.commit([Put(record, version - 1, (event,))])
-        assert isinstance(tasks._logs["t"], list if version < 4 else tuple)
-    log = tasks.read(Reads(task_id="t", log=LogQuery("t", 1))).log
-    assert [e.seq for e in log] == [2, 3, 4]
-    # A follow-up starts a run again: the log grows again.
-    more = TaskRecord(task, Owner("a"), 5, EPOCH, run=2, running=True)
-    event = LoggedEvent(5, TaskStatusUpdateEvent("t", "c", status))
-    assert tasks.commit([Put(more, 4, (event,))])
-    assert [e.seq for e in tasks.read(Reads(task_id="t", log=LogQuery("t", 0))).log] == [
-        1,
-        2,
-        3,
-        4,
-        5,
-    ]
+        log = tasks._logs["t"]
+        assert isinstance(log, tuple if state.terminal else list), state
+        if isinstance(log_before, list) and not state.terminal:
+            assert log is log_before, "a growing log is extended, not copied"
+    found = tasks.read(Reads(task_id="t", log=LogQuery("t", 1))).log
+    assert [e.seq for e in found] == [2, 3, 4, 5, 6]
+
+
+class CountingDict(dict[str, str]):
+    """A dict that counts every look-up and change made through it."""
+
+    touched = 0
+
+    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+        self.touched += 1
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> str:
+        self.touched += 1
+        return super().__getitem__(key)
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self.touched += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.touched += 1
+        super().__delitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.touched += 1
+        return super().__contains__(key)
+
+
+def test_a_turn_of_a_long_conversation_touches_as_many_message_ids_as_the_first() -> None:
+    # Each follow-up once re-checked and re-indexed every message id the task held, so a long
+    # conversation's turns grew slower and slower. A turn now looks only at its own message.
+    async def asks(ctx: AgentContext) -> object:
+        return input_required("and then?")
+
+    driver = Driver(asks, max_task_messages=None)
+    first = driver.send("start")
+    driver.run_agents()
+    task_id = first.result()["task"]["id"]
+    tasks = driver.server.tasks
+
+    def touched_by_a_turn() -> int:
+        index = CountingDict(tasks._messages[ANONYMOUS_OWNER])
+        tasks._messages[ANONYMOUS_OWNER] = index
+        driver.send("more", task_id=task_id, configuration={"historyLength": 0})
+        driver.run_agents()
+        return index.touched
+
+    early = touched_by_a_turn()
+    for _ in range(300):
+        touched_by_a_turn()
+    assert len(tasks._records[task_id].messages) == 302
+    assert touched_by_a_turn() == early <= 3
+
+
+def test_a_put_must_keep_the_message_ids_it_had() -> None:
+    # The message index is kept by what each Put adds: a write that dropped or replaced ids
+    # would leave it wrong, so it is refused before anything is applied.
+    tasks = MemoryTasks()
+    task = Task("t", TaskStatus(TaskState.WORKING, timestamp=EPOCH), "c")
+    first = TaskRecord(task, Owner("a"), 1, EPOCH, messages=(("m-1", "f1"), ("m-2", "f2")))
+    assert tasks.commit([Put(first, 0)])
+    for messages in [(("m-1", "f1"),), (("m-1", "f1"), ("m-3", "f3")), ()]:
+        with pytest.raises(UsageError, match="message ids"):
+            tasks.commit([Put(attrs.evolve(first, version=2, messages=messages), 1)])
+    with pytest.raises(UsageError, match="owner"):
+        tasks.commit([Put(attrs.evolve(first, version=2, owner=Owner("b")), 1)])
+    assert tasks._records["t"] == first
+    assert tasks._messages[Owner("a")] == {"m-1": "t", "m-2": "t"}
+    more = attrs.evolve(first, version=2, messages=(*first.messages, ("m-3", "f3")))
+    assert tasks.commit([Put(more, 1)])
+    assert tasks._messages[Owner("a")] == {"m-1": "t", "m-2": "t", "m-3": "t"}
+    assert tasks.commit([Delete("t", 2)])
+    assert tasks._messages == {}
+
+
+def test_a_task_without_message_ids_comes_and_goes() -> None:
+    tasks = MemoryTasks()
+    task = Task("t", TaskStatus(TaskState.COMPLETED, timestamp=EPOCH), "c")
+    assert tasks.commit([Put(TaskRecord(task, Owner("a"), 1, EPOCH), 0)])
+    assert tasks._messages == {}
+    assert tasks.commit([Delete("t", 1)])
+    assert len(tasks) == 0

@@ -22,6 +22,7 @@ from a2a_core import (
     Cursor,
     Decision,
     Delete,
+    Dialect,
     ExpiryQuery,
     Fail,
     FieldViolation,
@@ -35,6 +36,7 @@ from a2a_core import (
     Message,
     MessageKey,
     MissingInput,
+    OpenStream,
     Operation,
     Owner,
     Part,
@@ -44,6 +46,7 @@ from a2a_core import (
     Reads,
     Respond,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
     Snapshot,
     StartRun,
@@ -69,7 +72,7 @@ from a2a_core import (
     text_artifact,
     working,
 )
-from a2a_core._records import message_fingerprint
+from a2a_core._records import message_fingerprint, named_key
 from a2a_core._requests import (
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
@@ -1243,9 +1246,18 @@ def test_needs_names_the_task_each_input_touches() -> None:
     follow = SendMessageRequest(Message("m", Role.USER, (Part(text="x"),), task_id="t1"))
     key = MessageKey(Owner("alice"), "m")
     assert core.needs(Call(Operation.SEND_MESSAGE, new, alice)) == Reads(message=key)
-    assert core.needs(Call(Operation.SEND_MESSAGE, follow, alice)) == Reads("t1", message=key)
-    assert core.needs(Call(Operation.GET_TASK, GetTaskRequest("t2"), alice)) == Reads("t2")
-    assert core.needs(Call(Operation.CANCEL_TASK, CancelTaskRequest("t3"), alice)) == Reads("t3")
+    # A task a client reads may be one it named itself (legacy tasks/send): under its own key.
+    owned = Owner("alice")
+    assert core.needs(Call(Operation.SEND_MESSAGE, follow, alice)) == Reads(
+        "t1", named_key(owned, "t1"), message=key
+    )
+    assert core.needs(Call(Operation.GET_TASK, GetTaskRequest("t2"), alice)) == Reads(
+        "t2", named_key(owned, "t2")
+    )
+    cancel = CancelTaskRequest("t3", tenant="acme")
+    assert core.needs(Call(Operation.CANCEL_TASK, cancel, alice)) == Reads(
+        "t3", named_key(Owner("alice", "acme"), "t3")
+    )
     assert core.needs(AgentOutput("t4", 1, "x")) == Reads("t4")
     assert core.needs(AgentDone("t5", 1)) == Reads("t5")
     assert core.needs(Tick(EPOCH)) == Reads()
@@ -1284,3 +1296,135 @@ def test_decide_over_a_snapshot_does_not_depend_on_the_store() -> None:
     second = harness.core.decide(inp, Snapshot(task=record), Context(harness.now, Ids()))
     assert first == second
     assert harness.record(task_id) is record  # decide wrote nothing itself
+
+
+# --- tasks their clients named (legacy tasks/send) ----------------------------------------------
+
+
+def legacy_send(harness: Harness, task_id: str, text: str, principal: str = "alice") -> Decision:
+    """v0.1 ``tasks/send``: the client names the task; its message has no id."""
+    message = Message("", Role.USER, (Part(text=text),), task_id=task_id)
+    request = SendMessageRequest(
+        message, configuration=SendMessageConfiguration(return_immediately=True)
+    )
+    call = Call(Operation.SEND_MESSAGE, request, Caller(principal), dialect=Dialect.LEGACY)
+    return harness.decide(call)
+
+
+def user_texts(task: Task) -> list[str | None]:
+    return [m.text for m in task.history if m.role is Role.USER]
+
+
+def test_two_owners_may_name_their_tasks_alike() -> None:
+    harness = Harness()
+    alices = legacy_send(harness, "x", "alice's")
+    bobs = legacy_send(harness, "x", "bob's", "bob")
+    fresh = legacy_send(harness, "y", "bob's", "bob")
+    # Bob learns nothing of alice's "x": he gets a new task, as for an id nobody used.
+    for decision, task_id in ((bobs, "x"), (fresh, "y")):
+        (put,) = decision.writes
+        assert isinstance(put, Put)
+        assert put.expected == 0
+        assert put.record.id == named_key(Owner("bob"), task_id)
+        acknowledged = responded(decision)
+        assert (acknowledged.id, acknowledged.status.state) == (task_id, TaskState.SUBMITTED)
+        assert user_texts(acknowledged) == ["bob's"]
+        assert start_of(decision).task_id == put.record.id
+        assert start_of(decision).context.task_id == task_id  # the agent sees the id chosen
+    assert start_of(alices).task_id != start_of(bobs).task_id
+    assert user_texts(responded(harness.get("x"))) == ["alice's"]
+    assert user_texts(responded(harness.get("x", "bob"))) == ["bob's"]
+    assert isinstance(failed_with(harness.get("x", "carol")), TaskNotFoundError)
+
+
+def test_a_named_task_answers_every_dialect_by_its_id() -> None:
+    harness = Harness(make_core(streaming=True))
+    key = start_of(legacy_send(harness, "x", "first")).task_id
+    follow_up = harness.send("more", task_id="x", blocking=False)  # a v1.0 follow-up
+    (put,) = follow_up.writes
+    assert isinstance(put, Put)
+    assert (put.record.id, put.expected) == (key, 1)
+    assert user_texts(responded(follow_up)) == ["first", "more"]
+    assert [type(e) for e in follow_up.effects if isinstance(e, StopRun | StartRun)] == [
+        StopRun,
+        StartRun,
+    ]
+    assert all(e.task_id == key for e in follow_up.effects if isinstance(e, StopRun | StartRun))
+    subscribe = Call(Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest("x"), Caller("alice"))
+    stream = harness.decide(subscribe).reply
+    assert isinstance(stream, OpenStream)
+    assert stream.task_id == key
+    canceled = harness.cancel("x")
+    assert responded(canceled).id == "x"
+    assert isinstance(failed_with(harness.cancel("x")), TaskNotCancelableError)
+    assert "Task x cannot be canceled" in str(failed_with(harness.cancel("x")))
+
+
+def test_a_key_asked_for_as_an_id_finds_nothing() -> None:
+    harness = Harness()
+    key = start_of(legacy_send(harness, "x", "hi")).task_id
+    assert isinstance(failed_with(harness.get(key)), TaskNotFoundError)
+    assert isinstance(failed_with(harness.get(key, "bob")), TaskNotFoundError)
+
+
+def test_a_named_id_of_another_owners_server_named_task_is_ones_own() -> None:
+    harness = Harness()
+    theirs = harness.create("alice's")
+    mine = legacy_send(harness, theirs, "bob's", "bob")
+    assert start_of(mine).task_id == named_key(Owner("bob"), theirs)
+    assert user_texts(responded(harness.get(theirs, "bob"))) == ["bob's"]
+    assert user_texts(responded(harness.get(theirs))) == ["alice's"]
+    # Alice's own legacy send with her task's id is a turn of it.
+    harness.decide(AgentDone(theirs, 1, input_required("more?")))
+    (put,) = legacy_send(harness, theirs, "more").writes
+    assert isinstance(put, Put)
+    assert (put.record.id, put.expected) == (theirs, 2)
+
+
+def test_an_expired_named_task_is_replaced_by_a_new_one() -> None:
+    harness = expiring()
+    key = start_of(legacy_send(harness, "x", "old")).task_id
+    harness.decide(AgentDone(key, 1, "ok"))
+    harness.now += TTL
+    decision = legacy_send(harness, "x", "new")
+    delete, put = decision.writes
+    assert delete == Delete(key, 2)
+    assert isinstance(put, Put)
+    assert (put.record.id, put.expected) == (key, 0)
+    assert user_texts(harness.task(key)) == ["new"]
+
+
+# --- a long conversation ------------------------------------------------------------------------
+
+
+def test_a_follow_up_logs_its_status_not_the_whole_task() -> None:
+    harness = Harness()
+    task_id = waiting_task(harness)
+    (put,) = harness.send("Paris", task_id=task_id).writes
+    assert isinstance(put, Put)
+    assert [type(e.event) for e in put.events] == [TaskStatusUpdateEvent]
+
+
+def test_a_follow_up_past_max_task_messages_is_refused() -> None:
+    harness = Harness(make_core(max_task_messages=5))
+    task_id = waiting_task(harness)  # the message, and the question in the status
+    harness.send("Paris", task_id=task_id)  # the question moves to the history: 3
+    harness.decide(AgentDone(task_id, 2, error=InputError("When?")))
+    harness.send("Today", task_id=task_id)  # 5, the most there may be
+    assert len(harness.task(task_id).history) == 5
+    harness.decide(AgentDone(task_id, 3, error=InputError("Anything else?")))
+    error = failed_with(harness.send("No", task_id=task_id))
+    assert isinstance(error, InvalidParamsError)
+    [violation] = error.violations
+    assert violation.field == "params.message"
+    assert "holds 6 messages and may hold at most 5" in violation.description
+    assert harness.task(task_id).context_id in violation.description
+    # The conversation goes on in a new task of the same context.
+    context_id = harness.task(task_id).context_id
+    assert harness.create("No", context_id=context_id) != task_id
+    assert Harness(make_core(max_task_messages=None)).core.config.max_task_messages is None
+
+
+def test_max_task_messages_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_task_messages"):
+        make_core(max_task_messages=0)

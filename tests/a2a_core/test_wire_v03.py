@@ -432,18 +432,20 @@ def test_message_in() -> None:
     [
         ({"blocking": True}, False),
         ({"blocking": False}, True),
-        ({}, True),
-        (None, True),
+        ({}, False),
+        ({"historyLength": 2}, False),
+        (None, False),
     ],
 )
-def test_send_blocks_only_when_blocking_is_true(
+def test_send_blocks_unless_blocking_is_false(
     configuration: Json | None, return_immediately: bool
 ) -> None:
     params: Json = {"message": v03_message()}
     if configuration is not None:
         params["configuration"] = configuration
     request = decode_send(send_in(params))
-    assert request.configuration == SendMessageConfiguration(return_immediately=return_immediately)
+    assert request.configuration is not None
+    assert request.configuration.return_immediately is return_immediately
     assert request.message == Message("m-1", Role.USER, (Part(text="hi"),))
 
 
@@ -933,9 +935,9 @@ def test_a_v03_clients_send_decodes_to_the_same_request(request: SendMessageRequ
     params = dumped(conversions.to_compat_send_message_request(pb_request, request_id=0))
     decoded = decode_send(send_in(params))
     if request.configuration is None:
-        # No configuration, so no "blocking: true": v0.3 does not block.
+        # No configuration: the send blocks, as the SDK's own server makes it.
         request = attrs.evolve(
-            request, configuration=SendMessageConfiguration(return_immediately=True)
+            request, configuration=SendMessageConfiguration(return_immediately=False)
         )
     assert decoded == request
 
@@ -1088,12 +1090,13 @@ def test_a_v01_stream_numbers_artifacts_as_tasks_get_does() -> None:
     message = {"role": "user", "parts": [{"type": "text", "text": "x"}]}
     stream = legacy_call(core, "tasks/sendSubscribe", {"id": "client-task", "message": message})
     decision = harness.decide(stream.call)
-    run = start_of(decision).run
+    start = start_of(decision)
+    key, run = start.task_id, start.run  # where the task the client named is kept
     for text in ("one", "two"):
-        harness.decide(AgentOutput("client-task", run, ArtifactChunk(text_artifact(text))))
-    harness.decide(AgentDone("client-task", run, "done"))
+        harness.decide(AgentOutput(key, run, ArtifactChunk(text_artifact(text))))
+    harness.decide(AgentDone(key, run, "done"))
     streamed = []
-    for frame in harness.store.logs["client-task"]:
+    for frame in harness.store.logs[key]:
         raw = core.render_event(stream, frame)
         if raw:
             result = json.loads(raw.decode().split("data: ", 1)[1])["result"]

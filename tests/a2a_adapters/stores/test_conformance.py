@@ -162,6 +162,43 @@ def test_delete_is_version_checked(store: TaskStore) -> None:
     run(scenario())
 
 
+def test_a_batch_is_checked_in_order(store: TaskStore) -> None:
+    """A Delete frees its key for a Put later in the same batch (a task a client named anew
+    once its old one expired), and a second Delete of one key in a batch is stale."""
+
+    async def scenario() -> None:
+        old = record("t1", state=TaskState.COMPLETED)
+        await store.commit([Put(old, 0)])
+        anew = record("t1", at=9)
+        assert not await store.commit([Put(anew, 0), Delete("t1", 1)])
+        assert not await store.commit([Delete("t1", 1), Delete("t1", 1)])
+        assert await get(store, "t1") == old
+        assert await store.commit([Delete("t1", 1), Put(anew, 0)])
+        assert await get(store, "t1") == anew
+        ids, _, _ = await listing(store, query())
+        assert ids == ["t1"]
+
+    run(scenario())
+
+
+def test_a_named_task_is_read_under_its_own_key(store: TaskStore) -> None:
+    """``Reads.named`` finds the record kept under that key (``TaskRecord.key``), beside the
+    one under ``task_id``."""
+
+    async def scenario() -> None:
+        plain = record("t1")
+        named = attrs.evolve(record("t1", owner=BOB), key='["t1","bob",""]')
+        assert await store.commit([Put(plain, 0), Put(named, 0)])
+        found = await store.read(Reads(task_id="t1", named=named.key))
+        assert found.task == plain
+        assert found.named == named
+        assert (await store.read(Reads(named='["t1","carol",""]'))).named is None
+        ids, _, _ = await listing(store, query(BOB))
+        assert ids == [named.key]
+
+    run(scenario())
+
+
 # --- listing ----------------------------------------------------------------------------------
 
 
