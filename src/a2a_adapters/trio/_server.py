@@ -6,11 +6,10 @@ the latest).
 
 hypercorn's ``serve`` is replaced by the short accept loop below, built from the same parts
 (its ``Lifespan``, ``WorkerContext``, ``TCPServer`` and ``ASGIWrapper``; hypercorn 0.17 and
-0.18), because three things hypercorn's own loop does cannot be changed from outside it: it
-listens on the socket again with its ``backlog`` (100, where ours asks for 1,024), it has no
-connection cap, and it builds its listener itself, so nothing can be put between it and the
-connections it accepts. The rest of :class:`~a2a_adapters.ConnectionLimits` maps onto hypercorn
-this way:
+0.18), because its own loop listens on the socket again with its ``backlog`` (100, where ours
+asks for 1,024) and builds its listener itself, so nothing could stand between it and the
+connections it accepts to cap them. The rest of :class:`~a2a_adapters.ConnectionLimits` maps
+onto hypercorn this way:
 
 - an unfinished head over ``max_header_bytes``: h11's ``max_incomplete_event_size``
   (``h11_max_incomplete_size``), which answers 431 and closes;
@@ -19,7 +18,7 @@ this way:
 - the idle and header timeouts: hypercorn runs ``TCPServer._idle_timeout`` while a connection
   has no request under way (from its start and after each response, until a head is complete),
   with one timer for the lot; :class:`_Connection` splits it into the keep-alive timeout until a
-  request's first byte and the header deadline from there.
+  request's first byte and the header deadline from there, and ends it when the client closes.
 
 Errors of the application go to the ``hypercorn.error`` logger (which hypercorn would otherwise
 give a handler of its own, or none), so they reach Python logging with their tracebacks.
@@ -34,7 +33,7 @@ from typing import Any, cast
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Config
-from hypercorn.events import Event
+from hypercorn.events import Closed, Event, Updated
 from hypercorn.trio.lifespan import Lifespan
 from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
@@ -75,7 +74,6 @@ async def serve_app(
     """
     config = Config()
     config.graceful_timeout = graceful_timeout
-    config.keep_alive_timeout = limits.keep_alive_timeout
     config.h11_max_incomplete_size = limits.max_header_bytes
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
@@ -93,13 +91,18 @@ async def serve_app(
         await lifespan.wait_for_startup()
         state = ConnectionState(lifespan_state.copy())
 
+        live: set[_Watched] = set()
+
         async def handle(stream: trio.SocketStream) -> None:
             if not gate.admit():
                 await _refuse(stream, gate)
                 return
+            watched = _Watched(stream)
+            live.add(watched)
             try:
-                await _Connection(asgi, config, context, state, stream, limits).run()
+                await _Connection(asgi, config, context, state, watched, limits).run()
             finally:
+                live.discard(watched)
                 gate.release()
 
         async with trio.open_nursery() as connections:
@@ -113,6 +116,8 @@ async def serve_app(
             finally:
                 # Idle connections close at once on this; the others get the graceful period.
                 await context.terminated.set()
+                for watched in live:
+                    watched.stop()
                 connections.cancel_scope.deadline = trio.current_time() + graceful_timeout
         await lifespan.wait_for_shutdown()
         lifespan_nursery.cancel_scope.cancel()
@@ -139,27 +144,46 @@ async def _refuse(stream: trio.SocketStream, gate: Gate) -> None:
 
 
 class _Watched(trio.abc.HalfCloseableStream):
-    """A connection's stream that notes when data arrives (the start of a request's head)."""
+    """A connection's stream that tells its idle timer what happens to the connection: the
+    first byte of a request arriving, the client closing its side, the server stopping."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
         self._stream = stream
         #: What hypercorn reads the peer's and its own address from.
         self.socket = stream.socket
-        #: Set when data arrives; :class:`_Connection` replaces it for each idle period.
-        self.arrived = trio.Event()
-        #: Set when the client has closed its side.
-        self.ended = trio.Event()
+        self.arrived = False
+        self.ended = False
+        self.stopping = False
+        self._wake = trio.Event()
+        self._wake_on_data = False
+
+    def watch(self, *, for_data: bool) -> trio.Event:
+        """An event set when the client closes its side or the server stops (and, with
+        ``for_data``, when data arrives)."""
+        self._wake = trio.Event()
+        self._wake_on_data = for_data
+        self.arrived = False
+        if self.ended or self.stopping:
+            self._wake.set()
+        return self._wake
+
+    def stop(self) -> None:
+        self.stopping = True
+        self._wake.set()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
         try:
             data = await self._stream.receive_some(max_bytes)
         except trio.BrokenResourceError:
-            self.ended.set()
+            self.ended = True
+            self._wake.set()
             raise
-        if data:
-            self.arrived.set()
-        else:
-            self.ended.set()
+        if not data:
+            self.ended = True
+            self._wake.set()
+        elif self._wake_on_data:
+            self.arrived = True
+            self._wake.set()
         return data
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
@@ -185,11 +209,11 @@ class _Connection(TCPServer):
         config: Config,
         context: WorkerContext,
         state: ConnectionState,
-        stream: trio.SocketStream,
+        stream: _Watched,
         limits: ConnectionLimits,
     ) -> None:
-        self._watched = _Watched(stream)
-        super().__init__(app, config, context, state, cast(Any, self._watched))
+        super().__init__(app, config, context, state, cast(Any, stream))
+        self._watched = stream
         self._limits = limits
 
     async def _idle_timeout(self) -> None:
@@ -199,13 +223,11 @@ class _Connection(TCPServer):
         # does the client closing its side (hypercorn would wait for the timeout, holding the
         # descriptor, and a place under the connection cap, all that time).
         watched = self._watched
-        watched.arrived = trio.Event()
-        terminated = self.context.terminated
         with trio.move_on_after(self._limits.keep_alive_timeout):
-            await _first(watched.arrived.wait, watched.ended.wait, terminated.wait)
-        if watched.arrived.is_set() and not (terminated.is_set() or watched.ended.is_set()):
+            await watched.watch(for_data=True).wait()
+        if watched.arrived and not (watched.ended or watched.stopping):
             with trio.move_on_after(self._limits.header_timeout):
-                await terminated.wait()
+                await watched.watch(for_data=False).wait()
         with trio.CancelScope(shield=True):
             await self._initiate_server_close()
 
@@ -217,20 +239,11 @@ class _Connection(TCPServer):
         # that work half done: a connection neither closed nor timed, which holds its
         # descriptor until the client leaves, and shutdown waits the whole graceful period for
         # it. Shielded, it always completes (it only writes, closes or starts a timer).
-        with trio.CancelScope(shield=True):
+        if isinstance(event, Closed) or (isinstance(event, Updated) and event.idle):
+            with trio.CancelScope(shield=True):
+                await super().protocol_send(event)
+        else:  # writes hypercorn shields itself; the rest comes from its own read loop
             await super().protocol_send(event)
-
-
-async def _first(*waits: Callable[[], Awaitable[object]]) -> None:
-    """Return as soon as any of ``waits`` returns."""
-    async with trio.open_nursery() as nursery:
-
-        async def wait(fn: Callable[[], Awaitable[object]]) -> None:
-            await fn()
-            nursery.cancel_scope.cancel()
-
-        for fn in waits:
-            nursery.start_soon(wait, fn)
 
 
 class _RequestLimits:
@@ -251,9 +264,22 @@ class _RequestLimits:
         too_large = _head_refusal(scope, self._limits)
         if too_large is not None:
             return await _send_refusal(send, 431, too_large)
+        if not _has_body(scope["headers"]):
+            return await self._app(scope, receive, send)
         deadline = trio.current_time() + self._limits.body_timeout
         request = _TimedBody(receive, send, deadline, self._limits.body_timeout)
         await self._app(scope, request.receive, request.send)
+
+
+def _has_body(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request's head announces a body (h11 has read the head: a request without
+    ``content-length`` or ``transfer-encoding`` has none)."""
+    for name, value in headers:
+        if name == b"content-length":
+            return value != b"0"
+        if name == b"transfer-encoding":
+            return True
+    return False
 
 
 def _head_refusal(scope: Scope, limits: ConnectionLimits) -> str | None:
