@@ -18,10 +18,11 @@ from typing import Any, Literal
 import trio
 from quart import Quart
 
-from a2a_adapters import build_engine
+from a2a_adapters import ConnectionLimits, build_engine
 from a2a_adapters import quart as asyncio_adapter
 from a2a_adapters import trio as trio_adapter
 from a2a_adapters._engine import Engine
+from a2a_adapters._limits import DEFAULT_LIMITS
 from a2a_adapters._sockets import bind_socket
 from a2a_core import Agent, AgentCard
 
@@ -63,8 +64,13 @@ def serving(engine: Engine) -> Iterator[str]:
 
 
 @contextmanager
-def running_app(app: Quart) -> Iterator[str]:
-    """Serve any Quart (or QuartTrio) ``app`` on a free port of 127.0.0.1; yield its base URL."""
+def running_app(
+    app: Quart, *, limits: ConnectionLimits = DEFAULT_LIMITS, graceful_timeout: float = 5.0
+) -> Iterator[str]:
+    """Serve any Quart (or QuartTrio) ``app`` on a free port of 127.0.0.1; yield its base URL.
+
+    ``limits`` and ``graceful_timeout`` go to the adapter's ``serve_app``.
+    """
     sock = bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     stop: Callable[[], None] | None = None
@@ -82,7 +88,13 @@ def running_app(app: Quart) -> Iterator[str]:
 
             stop = stop_asyncio
             started.set()
-            await asyncio_adapter.serve_app(app, sock, shutdown_trigger=event.wait)
+            await asyncio_adapter.serve_app(
+                app,
+                sock,
+                shutdown_trigger=event.wait,
+                limits=limits,
+                graceful_timeout=graceful_timeout,
+            )
 
         asyncio.run(main())
 
@@ -96,7 +108,13 @@ def running_app(app: Quart) -> Iterator[str]:
 
             stop = stop_trio
             started.set()
-            await trio_adapter.serve_app(app, sock, shutdown_trigger=event.wait)  # type: ignore[arg-type]
+            await trio_adapter.serve_app(
+                app,  # type: ignore[arg-type]
+                sock,
+                shutdown_trigger=event.wait,
+                limits=limits,
+                graceful_timeout=graceful_timeout,
+            )
 
         trio.run(main)
 

@@ -8,6 +8,7 @@ task stores.
 from ._agents import AgentRegistry, load_object
 from ._auth import ANONYMOUS, ApiKeys, Authenticator, BearerTokens
 from ._engine import Engine, EngineFailed
+from ._limits import ConnectionLimits
 from ._push import PushSender, Resolver, resolve_host
 from ._serve import build_engine, default_card, serve
 from ._streaming import HttpStream
@@ -19,6 +20,7 @@ __all__ = [
     "ApiKeys",
     "Authenticator",
     "BearerTokens",
+    "ConnectionLimits",
     "Engine",
     "EngineFailed",
     "HttpStream",

@@ -8,6 +8,10 @@ each request for an A2A endpoint to the engine here, and everything else (the li
 user adds to the application, paths A2A does not serve) to Quart as before. The blueprint that
 mounts A2A into a user's own application still goes through Quart.
 
+Credentials are checked on the request head, before the body is read: a client without them
+is answered 401 having made the server buffer nothing, and since what it still sends is no next
+request, that answer (like a 413) closes the connection.
+
 Only ASGI and anyio are used, so the same code serves Quart on asyncio and QuartTrio on trio.
 """
 
@@ -17,9 +21,10 @@ from typing import Any
 
 import anyio
 
+from a2a_adapters._auth import authenticate
 from a2a_adapters._engine import Engine
 from a2a_adapters._streaming import HttpStream
-from a2a_core import HttpRequest, HttpResponse
+from a2a_core import ANONYMOUS, HttpRequest, HttpResponse
 
 __all__ = ["FastPath"]
 
@@ -52,18 +57,27 @@ class FastPath:
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
+        query = scope.get("query_string", b"").decode("latin-1")
+        # Credentials are checked on the head: a client that has none is answered before its
+        # body is read, so it cannot make the server buffer one.
+        caller = ANONYMOUS
+        if self._engine.auth:
+            head = HttpRequest(method, path, headers, b"", query)
+            verified = authenticate(core, self._engine.auth, head)
+            if isinstance(verified, HttpResponse):
+                return await _send_response(_unread(verified, headers), send)
+            caller = verified
         try:
             body = await _read_body(receive, headers, core.config.max_body_bytes)
         except _ClientLeft:
             return None  # half a request is not a request: nothing is decided on it
         if body is None:
-            response: HttpResponse | HttpStream = core.too_large(path)
+            response: HttpResponse | HttpStream = _unread(core.too_large(path), headers)
         else:
-            query = scope.get("query_string", b"").decode("latin-1")
             request = HttpRequest(method, path, headers, body, query)
             base_url = _base_url(scope, headers)
             response = await self._engine.handle(
-                request, base_url, disconnected=lambda: _disconnect(receive)
+                request, base_url, caller, disconnected=lambda: _disconnect(receive)
             )
         if isinstance(response, HttpStream):
             await _send_stream(response, receive, send)
@@ -117,6 +131,18 @@ async def _read_body(receive: Receive, headers: dict[str, str], limit: int) -> b
         chunks.append(chunk)
         if not message.get("more_body", False):
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _unread(response: HttpResponse, headers: dict[str, str]) -> HttpResponse:
+    """``response`` to a request whose body was left unread (some or all of it): it closes the
+    connection, since what the client still sends is not a next request, and reading it
+    through to the end is what an unauthenticated client must not get."""
+    declared = headers.get("content-length", "0")
+    if declared in ("", "0") and "transfer-encoding" not in headers:
+        return response  # no body at all: the connection may stay
+    return HttpResponse(
+        response.status, (*response.headers, ("connection", "close")), response.body
+    )
 
 
 def _encoded(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:

@@ -7,6 +7,7 @@ from quart import Blueprint, Response, request
 from werkzeug.datastructures import Headers
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from a2a_adapters._auth import authenticate
 from a2a_adapters._engine import Engine
 from a2a_adapters._streaming import HttpStream
 from a2a_core import HttpRequest, HttpResponse
@@ -31,15 +32,28 @@ def a2a_blueprint(engine: Engine, *, name: str = "a2a") -> Blueprint:
         base_url = request.base_url[: len(request.base_url) - len(path)]
         path = _undecoded(path)
         headers = {name.lower(): value for name, value in request.headers.items()}
+        query = request.query_string.decode("latin-1")
+        # Credentials are checked on the head, before the body is read (see _asgi.FastPath).
+        head = HttpRequest(request.method, path, headers, b"", query)
+        caller = authenticate(engine.core, engine.auth, head)
+        if isinstance(caller, HttpResponse):
+            return _closing(_to_quart(caller), headers)
         try:
             body = await request.get_data(cache=False, as_text=False, parse_form_data=False)
         except RequestEntityTooLarge:
-            return _to_quart(engine.core.too_large(path))
-        query = request.query_string.decode("latin-1")
+            return _closing(_to_quart(engine.core.too_large(path)), headers)
         core_request = HttpRequest(request.method, path, headers, body, query)
-        return _to_quart(await engine.handle(core_request, base_url))
+        return _to_quart(await engine.handle(core_request, base_url, caller))
 
     return blueprint
+
+
+def _closing(response: Response, headers: dict[str, str]) -> Response:
+    """``response`` to a request whose body was left unread: it closes the connection, unless
+    the request had no body at all."""
+    if headers.get("content-length", "0") not in ("", "0") or "transfer-encoding" in headers:
+        response.headers["connection"] = "close"
+    return response
 
 
 def _to_quart(response: HttpResponse | HttpStream) -> Response:

@@ -24,6 +24,7 @@ from a2a_core import (
 from ._agents import AgentRegistry
 from ._auth import Authenticator
 from ._engine import Engine
+from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
 from ._push import PushSender
 from .quart import bind_socket, create_app, serve_app
 from .stores import MemoryStore, TaskStore
@@ -164,12 +165,16 @@ def serve(
     idempotent_sends: bool = True,
     card_v03_fields: bool = True,
     shutdown_grace: float = 5.0,
+    limits: ConnectionLimits = DEFAULT_LIMITS,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
 
     Unlike :func:`build_engine`, which leaves every optional capability off until asked,
-    ``serve`` turns streaming and push notifications on.
+    ``serve`` turns streaming and push notifications on. ``limits`` bounds what clients may
+    make the server hold (connections, request heads, timeouts); since ``serve`` owns its
+    process, it first raises the soft descriptor limit to the hard one, which the default
+    connection cap follows.
 
     Should the engine fail (see :class:`~a2a_adapters.EngineFailed`), the server stops and this
     raises, so the process exits non-zero for its supervisor to restart it.
@@ -191,6 +196,7 @@ def serve(
         card_v03_fields=card_v03_fields,
         shutdown_grace=shutdown_grace,
     )
+    raise_fd_limit()  # before the cap is derived from it, and before the line that says we are up
     sock = bind_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
@@ -204,21 +210,21 @@ def serve(
     tune_gc()
     try:
         if loop == "trio":
-            _serve_trio(engine, sock)
+            _serve_trio(engine, sock, limits)
         else:
-            _serve_asyncio(engine, sock)
+            _serve_asyncio(engine, sock, limits)
     finally:
         sock.close()
 
 
-def _serve_asyncio(engine: Engine, sock: socket.socket) -> None:
+def _serve_asyncio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -> None:
 
     # uvicorn stops gracefully on SIGINT/SIGTERM and then re-raises the signal; with these
     # handlers in place that ends the process normally (exit status 0).
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: None)
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-        runner.run(serve_app(create_app(engine), sock))
+        runner.run(serve_app(create_app(engine), sock, limits=limits))
 
 
 #: Allocations between young-generation collections (CPython's default is 700).
@@ -255,7 +261,7 @@ def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def _serve_trio(engine: Engine, sock: socket.socket) -> None:
+def _serve_trio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -> None:
     import trio
 
     from .trio import create_app, serve_app
@@ -266,6 +272,6 @@ def _serve_trio(engine: Engine, sock: socket.socket) -> None:
                 return
 
     async def main() -> None:
-        await serve_app(create_app(engine), sock, shutdown_trigger=until_signalled)
+        await serve_app(create_app(engine), sock, shutdown_trigger=until_signalled, limits=limits)
 
     trio.run(main)

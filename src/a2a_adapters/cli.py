@@ -11,6 +11,7 @@ from a2a_core import A2AError, AgentCard, V1Codec
 from ._agents import load_object
 from ._auth import ApiKeys, Authenticator, BearerTokens
 from ._engine import EngineFailed
+from ._limits import ConnectionLimits
 from ._serve import serve
 
 __all__ = ["main"]
@@ -79,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="refuse request bodies larger than N bytes, unread (default: 8 MiB)",
     )
+    _add_limit_options(run)
     run.add_argument(
         "--error-mapping",
         choices=["1.0.1", "1.0.0"],
@@ -113,6 +115,72 @@ def _parser() -> argparse.ArgumentParser:
         help="remove terminal tasks this long after they finished (default: keep them)",
     )
     return parser
+
+
+#: The connection-limit options: option, ConnectionLimits field, type, metavar, help.
+_LIMIT_OPTIONS: tuple[tuple[str, str, type, str, str], ...] = (
+    (
+        "--max-connections",
+        "max_connections",
+        int,
+        "N",
+        "open connections at most; more are answered 503 and closed (default: from the "
+        "file-descriptor limit, which serve raises to its hard limit)",
+    ),
+    (
+        "--max-header-bytes",
+        "max_header_bytes",
+        int,
+        "N",
+        "refuse request heads larger than N bytes with 431 (default: 32 KiB)",
+    ),
+    (
+        "--max-headers",
+        "max_header_count",
+        int,
+        "N",
+        "refuse requests with more than N header fields with 431 (default: 100)",
+    ),
+    (
+        "--header-timeout",
+        "header_timeout",
+        float,
+        "SECONDS",
+        "close a connection whose request head is not complete this long after its first "
+        "byte (default: 10)",
+    ),
+    (
+        "--body-timeout",
+        "body_timeout",
+        float,
+        "SECONDS",
+        "answer 408 and close when a request body is not complete this long after its head "
+        "(default: 60)",
+    ),
+    (
+        "--keep-alive-timeout",
+        "keep_alive_timeout",
+        float,
+        "SECONDS",
+        "close a connection with no request under way after this long (default: 5)",
+    ),
+)
+
+
+def _add_limit_options(run: argparse.ArgumentParser) -> None:
+    for option, field, kind, metavar, text in _LIMIT_OPTIONS:
+        run.add_argument(option, dest=field, type=kind, metavar=metavar, help=text)
+
+
+def _limits(args: argparse.Namespace) -> ConnectionLimits:
+    given = {}
+    for option, field, *_ in _LIMIT_OPTIONS:
+        value = getattr(args, field)
+        if value is not None:
+            if not value > 0:
+                raise SystemExit(f"{option} must be positive")
+            given[field] = value
+    return ConnectionLimits(**given)
 
 
 def _pairs(option: str, values: Sequence[str]) -> dict[str, str]:
@@ -192,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             idempotent_sends=not args.no_idempotency,
             card_v03_fields=not args.strict_v1_card,
             shutdown_grace=args.shutdown_grace,
+            limits=_limits(args),
         )
     except EngineFailed as failed:
         # The cause is logged already; exit non-zero so that a supervisor restarts us.

@@ -331,3 +331,76 @@ def test_serving_processes_collect_garbage_less_often() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "tuned"
+
+
+def test_connection_limits_are_command_line_options() -> None:
+    args = ["examples.echo:agent", "--port", "0", "--max-connections", "2"]
+    with serving([*args, "--keep-alive-timeout", "30", "--header-timeout", "5"]) as server:
+        url = server.wait_for_url()
+        host, port = urlsplit(url).hostname, urlsplit(url).port
+        assert host is not None
+        assert port is not None
+        request = b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: test\r\n\r\n"
+        opened: list[socket.socket] = []
+        try:
+            # Admitted one by one (a connection that just closed may still be counted).
+            deadline = time.monotonic() + START_TIMEOUT
+            while len(opened) < 2 and time.monotonic() < deadline:
+                sock = socket.create_connection((host, port), timeout=5)
+                sock.sendall(request)
+                if sock.recv(65536).startswith(b"HTTP/1.1 200 "):
+                    opened.append(sock)
+                else:
+                    sock.close()
+                    time.sleep(0.05)
+            with socket.create_connection((host, port), timeout=5) as extra:
+                extra.sendall(request)
+                refused = extra.recv(65536)
+        finally:
+            for sock in opened:
+                sock.close()
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(STOP_TIMEOUT)
+    assert len(opened) == 2
+    assert refused.startswith(b"HTTP/1.1 503 ")
+
+
+@pytest.mark.parametrize(
+    "option", ["--max-connections", "--max-header-bytes", "--max-headers", "--body-timeout"]
+)
+def test_connection_limits_must_be_positive(option: str) -> None:
+    finished = _run(["examples.echo:agent", "--port", "0", option, "0"])
+    assert finished.returncode != 0
+    assert f"{option} must be positive" in finished.stderr, finished.stderr
+    assert "A2A server on" not in finished.stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="reads /proc/PID/limits")
+def test_serve_raises_its_descriptor_limit_to_the_hard_limit() -> None:
+    """So that the default connection cap follows the hard limit, not a low soft one."""
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard == resource.RLIM_INFINITY or hard <= 512:
+        pytest.skip("needs a finite hard limit above 512")
+
+    def lower() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (512, hard))
+
+    process = subprocess.Popen(
+        _command("examples.echo:agent", "--port", "0"),
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lower,
+    )
+    try:
+        Server(process).wait_for_url()
+        limits = Path(f"/proc/{process.pid}/limits").read_text()
+    finally:
+        process.kill()
+        process.wait(STOP_TIMEOUT)
+    line = next(line for line in limits.splitlines() if line.startswith("Max open files"))
+    assert line.split()[3:5] == [str(hard), str(hard)], line

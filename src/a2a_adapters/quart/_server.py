@@ -7,17 +7,38 @@ HTTP/1.1 protocol stops reading once a request is complete and writes to a dead 
 without error, so such a stream would run on, writing keep-alives to nobody, until its task
 ended. (The trio adapter serves with hypercorn's trio worker, where writing to a dead connection
 does fail.)
+
+uvicorn keeps none of :class:`~a2a_adapters.ConnectionLimits` by itself: httptools buffers a
+request head of any size, a connection that never sends a request is never timed out, nor is
+one that trickles its head or its body, and nothing caps connections. So the protocol here is
+uvicorn's httptools protocol with the limits kept in its callbacks, where a timer costs a
+``call_later`` and nothing is paid by a request that arrives whole. It relies on these parts of
+``uvicorn.protocols.http.httptools_impl.HttpToolsProtocol`` (0.30 to 0.54): the parser
+callbacks, ``cycle`` (``response_started``, ``response_complete``, ``disconnected``,
+``message_event``), ``pipeline``, ``url``, ``headers``, ``timeout_keep_alive`` and
+``timeout_keep_alive_task`` / ``timeout_keep_alive_handler``.
+
+uvicorn's own ``limit_concurrency`` is not the cap: it is checked only once a request's head is
+complete, so idle and silent connections hold their descriptors unchecked, and it counts every
+connection, so once the cap is reached the clients already connected get 503 too. The cap here
+is checked when a connection is accepted, and never refuses a connection it has admitted.
+
+Websocket upgrades are off (``ws="none"``): an upgraded connection would pass to uvicorn's
+websocket protocol, beyond the cap and the timeouts.
 """
 
 import asyncio
 import socket
+from asyncio import TimerHandle
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import uvicorn
 from quart import Quart
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from a2a_adapters._engine import begin_shutdown, engine_failure, until_failed
+from a2a_adapters._limits import DEFAULT_LIMITS, REFUSAL_LINGER, ConnectionLimits, Gate, refusal
 
 __all__ = ["serve_app"]
 
@@ -28,15 +49,21 @@ async def serve_app(
     *,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
     graceful_timeout: float = 5.0,
+    limits: ConnectionLimits = DEFAULT_LIMITS,
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or a signal stops it).
 
-    Open connections (streams included) get ``graceful_timeout`` seconds to finish. If an
+    Open connections (streams included) get ``graceful_timeout`` seconds to finish; idle ones
+    are closed at once. ``limits`` bounds what each client may make the server hold. If an
     engine of the app fails, the server stops and this raises
     :class:`~a2a_adapters.EngineFailed` (the process should exit non-zero and be restarted).
     """
     config = uvicorn.Config(
         app,
+        http=_protocol_for(limits),
+        # An upgraded connection leaves this protocol for uvicorn's websocket one, out of reach
+        # of the connection cap and the timeouts; A2A has no websocket binding.
+        ws="none",
         lifespan="on",
         log_config=None,
         access_log=False,
@@ -79,3 +106,177 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: Any) -> None:
         super().handle_exit(sig, frame)
         self._on_exit()
+
+
+def _protocol_for(limits: ConnectionLimits) -> type[asyncio.Protocol]:
+    """The protocol class of one server: its limits, and one gate for all its connections."""
+
+    class Protocol(_LimitedProtocol):
+        pass
+
+    Protocol.limits = limits
+    Protocol.gate = Gate(limits.connection_cap())
+    return Protocol
+
+
+class _LimitedProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, keeping a connection within :class:`ConnectionLimits`.
+
+    A connection is always in one of two phases. *Head*: no request is under way, or one's head
+    is arriving; the bytes of an unfinished head are counted as they come, its first byte arms
+    the header deadline, and with no byte at all uvicorn's keep-alive timer runs (armed here on
+    a new connection too, which uvicorn leaves to wait forever). *Body*: from a complete head
+    until the request's last body byte, under the body deadline.
+    """
+
+    limits: ClassVar[ConnectionLimits]
+    gate: ClassVar[Gate]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.timeout_keep_alive = self.limits.keep_alive_timeout  # type: ignore[assignment]
+        self._admitted = False
+        self._refusing = False
+        #: Set once the connection is refused (over the cap, or a head too large or too
+        #: slow): its input is discarded while it closes.
+        self._refused = False
+        self._in_head = True
+        self._head_bytes = 0
+        self._head_timer: TimerHandle | None = None
+        self._body_deadline = 0.0
+        self._body_timer: TimerHandle | None = None
+        self._linger: TimerHandle | None = None
+
+    # --- the connection -----------------------------------------------------------------------
+
+    def connection_made(  # type: ignore[override]
+        self, transport: asyncio.Transport
+    ) -> None:
+        if not self.gate.admit():
+            self._refuse_connection(transport)
+            return
+        self._admitted = True
+        super().connection_made(transport)
+        self.timeout_keep_alive_task = self.loop.call_later(
+            self.timeout_keep_alive, self.timeout_keep_alive_handler
+        )
+
+    def _refuse_connection(self, transport: asyncio.Transport) -> None:
+        """503 and close, keeping the connection out of uvicorn's accounting (it is not in
+        ``connections``, and no request of it reaches the application)."""
+        self.transport = transport
+        self._refused = True
+        if not self.gate.begin_refusal():
+            transport.close()
+            return
+        self._refusing = True
+        transport.write(_UNAVAILABLE)
+        # Half-close and read on for a moment: closing with the client's request unread would
+        # reset the connection, and a reset can destroy the 503 before the client reads it.
+        if transport.can_write_eof():
+            transport.write_eof()
+        self._linger = self.loop.call_later(REFUSAL_LINGER, transport.close)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for timer in (self._head_timer, self._body_timer, self._linger):
+            if timer is not None:
+                timer.cancel()
+        if self._refusing:
+            self.gate.end_refusal()
+        if self._admitted:
+            self.gate.release()
+            super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
+        if self._in_head:
+            if self._head_timer is None:
+                self._head_timer = self.loop.call_later(
+                    self.limits.header_timeout, self._head_timed_out
+                )
+            self._head_bytes += len(data)
+        super().data_received(data)
+        if self._refused or self.transport.is_closing():
+            return
+        if self._in_head:
+            # Still no complete head: it is all the bytes counted (a chunk that finished a head
+            # is measured exactly in on_headers_complete instead).
+            if self._head_bytes > self.limits.max_header_bytes:
+                self._refuse_head(f"the request head is over {self.limits.max_header_bytes} bytes")
+        elif self._body_timer is None:
+            self._body_timer = self.loop.call_at(self._body_deadline, self._body_timed_out)
+
+    # --- parser callbacks ---------------------------------------------------------------------
+
+    def on_headers_complete(self) -> None:
+        if self._refused:
+            return
+        self._in_head = False
+        self._head_bytes = 0
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        limits = self.limits
+        if len(self.headers) > limits.max_header_count:
+            self._refuse_head(
+                f"the request has {len(self.headers)} header fields, over the limit of "
+                f"{limits.max_header_count}"
+            )
+            return
+        size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+        if size > limits.max_header_bytes:
+            self._refuse_head(
+                f"the request head is {size} bytes, over the limit of {limits.max_header_bytes}"
+            )
+            return
+        self._body_deadline = self.loop.time() + limits.body_timeout
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if not self._refused:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if self._refused:
+            return
+        self._in_head = True
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+        super().on_message_complete()
+
+    # --- refusals and deadlines ---------------------------------------------------------------
+
+    def _may_answer(self) -> bool:
+        """Whether a refusal may be written now: not in the middle of an earlier response."""
+        return (self.cycle is None or self.cycle.response_complete) and not self.pipeline
+
+    def _refuse_head(self, message: str) -> None:
+        self._refused = True
+        if self._may_answer():
+            self.transport.write(refusal(431, message))
+        self.transport.close()
+
+    def _head_timed_out(self) -> None:
+        self._head_timer = None
+        if self._in_head and not self.transport.is_closing():
+            self._refused = True
+            self.transport.close()
+
+    def _body_timed_out(self) -> None:
+        self._body_timer = None
+        if self._in_head or self.transport.is_closing():
+            return
+        cycle = self.cycle
+        if not cycle.response_started and not self.pipeline:
+            message = f"the request body did not arrive within {self.limits.body_timeout:g} s"
+            self.transport.write(refusal(408, message))
+        # The application now hears that the client left, and anything it sends is dropped.
+        cycle.disconnected = True
+        cycle.message_event.set()
+        self._refused = True
+        self.transport.close()
+
+
+_UNAVAILABLE = refusal(503, "The server has too many open connections; retry later", retry_after=1)

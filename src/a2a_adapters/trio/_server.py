@@ -3,21 +3,60 @@
 On trio a write to a connection whose client has gone fails, so hypercorn tells the application
 (``http.disconnect``) and an abandoned stream is cancelled at its next write (a keep-alive at
 the latest).
+
+hypercorn's ``serve`` is replaced by the short accept loop below, built from the same parts
+(its ``Lifespan``, ``WorkerContext``, ``TCPServer`` and ``ASGIWrapper``; hypercorn 0.17 and
+0.18), because its own loop listens on the socket again with its ``backlog`` (100, where ours
+asks for 1,024) and builds its listener itself, so nothing could stand between it and the
+connections it accepts to cap them. The rest of :class:`~a2a_adapters.ConnectionLimits` maps
+onto hypercorn this way:
+
+- an unfinished head over ``max_header_bytes``: h11's ``max_incomplete_event_size``
+  (``h11_max_incomplete_size``), which answers 431 and closes;
+- a complete head over ``max_header_bytes`` or ``max_header_count``, and the body deadline:
+  :class:`_RequestLimits`, in ASGI, in front of the application;
+- the idle and header timeouts: hypercorn runs ``TCPServer._idle_timeout`` while a connection
+  has no request under way (from its start and after each response, until a head is complete),
+  with one timer for the lot; :class:`_Connection` splits it into the keep-alive timeout until a
+  request's first byte and the header deadline from there, and ends it when the client closes.
+
+Errors of the application go to the ``hypercorn.error`` logger (which hypercorn would otherwise
+give a handler of its own, or none), so they reach Python logging with their tracebacks.
 """
 
-import os
+import logging
 import socket
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, MutableMapping
+from functools import partial
+from typing import Any, cast
 
 import trio
+from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Config
-from hypercorn.trio import serve as hypercorn_serve
+from hypercorn.events import Closed, Event, Updated
+from hypercorn.trio.lifespan import Lifespan
+from hypercorn.trio.tcp_server import TCPServer
+from hypercorn.trio.worker_context import WorkerContext
+from hypercorn.typing import AppWrapper, ConnectionState
 from quart_trio import QuartTrio
 
 from a2a_adapters._engine import begin_shutdown, engine_failure, until_failed
+from a2a_adapters._limits import (
+    DEFAULT_LIMITS,
+    REFUSAL_LINGER,
+    ConnectionLimits,
+    Gate,
+    refusal,
+    refusal_parts,
+)
 
 __all__ = ["serve_app"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 async def serve_app(
@@ -26,32 +65,295 @@ async def serve_app(
     *,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
     graceful_timeout: float = 5.0,
+    limits: ConnectionLimits = DEFAULT_LIMITS,
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or forever).
 
-    Open connections (streams included) get ``graceful_timeout`` seconds to finish. If an
+    Open connections (streams included) get ``graceful_timeout`` seconds to finish; idle ones
+    are closed at once. ``limits`` bounds what each client may make the server hold. If an
     engine of the app fails, the server stops and this raises
     :class:`~a2a_adapters.EngineFailed` (the process should exit non-zero and be restarted).
     """
     config = Config()
-    # Hypercorn closes the socket it serves; give it a duplicate so ``sock`` stays the caller's.
-    config.bind = [f"fd://{os.dup(sock.fileno())}"]
     config.graceful_timeout = graceful_timeout
+    config.h11_max_incomplete_size = limits.max_header_bytes
     config.accesslog = None
-    config.errorlog = None
+    config.errorlog = logging.getLogger("hypercorn.error")
+    asgi = ASGIWrapper(cast(Any, _RequestLimits(cast(ASGIApp, app), limits)))
+    lifespan_state: dict[str, Any] = {}
+    lifespan = Lifespan(asgi, config, lifespan_state)
+    context = WorkerContext(None)
+    gate = Gate(limits.connection_cap())
+    # The listener closes its socket when it is done; give it a duplicate so ``sock`` (already
+    # listening, with its own backlog) stays the caller's.
+    listener = trio.SocketListener(trio.socket.from_stdlib_socket(sock.dup()))
 
-    async def trigger() -> None:
-        async with trio.open_nursery() as nursery:
+    async with trio.open_nursery() as lifespan_nursery:
+        await lifespan_nursery.start(lifespan.handle_lifespan)
+        await lifespan.wait_for_startup()
+        state = ConnectionState(lifespan_state.copy())
 
-            async def then_stop(wait: Callable[[], Awaitable[Any]]) -> None:
-                await wait()
-                nursery.cancel_scope.cancel()
+        live: set[_Watched] = set()
 
-            nursery.start_soon(then_stop, shutdown_trigger or trio.sleep_forever)
-            nursery.start_soon(then_stop, lambda: until_failed(app))
-        begin_shutdown(app)  # streams end now; runs get the graceful period
+        async def handle(stream: trio.SocketStream) -> None:
+            if not gate.admit():
+                await _refuse(stream, gate)
+                return
+            watched = _Watched(stream)
+            live.add(watched)
+            try:
+                await _Connection(asgi, config, context, state, watched, limits).run()
+            finally:
+                live.discard(watched)
+                gate.release()
 
-    await hypercorn_serve(app, config, shutdown_trigger=trigger)
+        async with trio.open_nursery() as connections:
+            try:
+                async with listener, trio.open_nursery() as accepting:
+                    serve = partial(trio.serve_listeners, handler_nursery=connections)
+                    accepting.start_soon(serve, handle, [listener])
+                    await _until_either(shutdown_trigger or trio.sleep_forever, app)
+                    begin_shutdown(app)  # streams end now; runs get the graceful period
+                    accepting.cancel_scope.cancel()
+            finally:
+                # Idle connections close at once on this; the others get the graceful period.
+                await context.terminated.set()
+                for watched in live:
+                    watched.stop()
+                connections.cancel_scope.deadline = trio.current_time() + graceful_timeout
+        await lifespan.wait_for_shutdown()
+        lifespan_nursery.cancel_scope.cancel()
     failure = engine_failure(app)
     if failure is not None:
         raise failure
+
+
+async def _until_either(trigger: Callable[[], Awaitable[Any]], app: QuartTrio) -> None:
+    """Return when ``trigger`` does, or as soon as one of ``app``'s engines has failed."""
+    async with trio.open_nursery() as nursery:
+
+        async def then_stop(wait: Callable[[], Awaitable[Any]]) -> None:
+            await wait()
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(then_stop, trigger)
+        nursery.start_soon(then_stop, lambda: until_failed(app))
+
+
+async def _refuse(stream: trio.SocketStream, gate: Gate) -> None:
+    """503 to a connection over the cap, then close it."""
+    if not gate.begin_refusal():
+        await trio.aclose_forcefully(stream)
+        return
+    try:
+        with trio.move_on_after(REFUSAL_LINGER):
+            await stream.send_all(_UNAVAILABLE)
+            # Half-close and read on for a moment: closing with the client's request unread
+            # would reset the connection, and a reset can destroy the 503 before it is read.
+            await stream.send_eof()
+            while await stream.receive_some(65536):
+                pass
+    except trio.BrokenResourceError:
+        pass
+    finally:
+        gate.end_refusal()
+        await trio.aclose_forcefully(stream)
+
+
+class _Watched(trio.abc.HalfCloseableStream):
+    """A connection's stream that tells its idle timer what happens to the connection: the
+    first byte of a request arriving, the client closing its side, the server stopping."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self._stream = stream
+        #: What hypercorn reads the peer's and its own address from.
+        self.socket = stream.socket
+        self.arrived = False
+        self.ended = False
+        self.stopping = False
+        self._wake = trio.Event()
+        self._wake_on_data = False
+
+    def watch(self, *, for_data: bool) -> trio.Event:
+        """An event set when the client closes its side or the server stops (and, with
+        ``for_data``, when data arrives)."""
+        self._wake = trio.Event()
+        self._wake_on_data = for_data
+        self.arrived = False
+        if self.ended or self.stopping:
+            self._wake.set()
+        return self._wake
+
+    def stop(self) -> None:
+        self.stopping = True
+        self._wake.set()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        try:
+            data = await self._stream.receive_some(max_bytes)
+        except trio.BrokenResourceError:
+            self.ended = True
+            self._wake.set()
+            raise
+        if not data:
+            self.ended = True
+            self._wake.set()
+        elif self._wake_on_data:
+            self.arrived = True
+            self._wake.set()
+        return data
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self._stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self._stream.wait_send_all_might_not_block()
+
+    async def send_eof(self) -> None:
+        await self._stream.send_eof()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class _Connection(TCPServer):
+    """hypercorn's connection, with its idle timer split in two, and its own work shielded
+    from the application's cancel scopes."""
+
+    def __init__(
+        self,
+        app: AppWrapper,
+        config: Config,
+        context: WorkerContext,
+        state: ConnectionState,
+        stream: _Watched,
+        limits: ConnectionLimits,
+    ) -> None:
+        super().__init__(app, config, context, state, cast(Any, stream))
+        self._watched = stream
+        self._limits = limits
+
+    async def _idle_timeout(self) -> None:
+        # hypercorn starts this whenever no request is under way and cancels it once a
+        # request's head is complete: until a first byte it is the keep-alive timeout, from
+        # there the header deadline. Shutdown closes the connection at once either way, and so
+        # does the client closing its side (hypercorn would wait for the timeout, holding the
+        # descriptor, and a place under the connection cap, all that time).
+        watched = self._watched
+        with trio.move_on_after(self._limits.keep_alive_timeout):
+            await watched.watch(for_data=True).wait()
+        if watched.arrived and not (watched.ended or watched.stopping):
+            with trio.move_on_after(self._limits.header_timeout):
+                await watched.watch(for_data=False).wait()
+        with trio.CancelScope(shield=True):
+            await self._initiate_server_close()
+
+    async def protocol_send(self, event: Event) -> None:
+        # hypercorn does the connection's own work from within the application's ``send``:
+        # when a response ends it closes the connection, or starts the idle timer, as part of
+        # that last send. An application that cancels its own scope right then (on the
+        # ``http.disconnect`` hypercorn hands it at that moment, as QuartTrio does) would cancel
+        # that work half done: a connection neither closed nor timed, which holds its
+        # descriptor until the client leaves, and shutdown waits the whole graceful period for
+        # it. Shielded, it always completes (it only writes, closes or starts a timer).
+        if isinstance(event, Closed) or (isinstance(event, Updated) and event.idle):
+            with trio.CancelScope(shield=True):
+                await super().protocol_send(event)
+        else:  # writes hypercorn shields itself; the rest comes from its own read loop
+            await super().protocol_send(event)
+
+
+class _RequestLimits:
+    """ASGI middleware: the limits hypercorn does not keep on a request itself.
+
+    A complete head over the limits is answered 431 before the application sees it; a body not
+    whole within ``body_timeout`` of the head is answered 408 (if no answer has started), and
+    the application hears that the client left.
+    """
+
+    def __init__(self, app: ASGIApp, limits: ConnectionLimits) -> None:
+        self._app = app
+        self._limits = limits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self._app(scope, receive, send)
+        too_large = _head_refusal(scope, self._limits)
+        if too_large is not None:
+            return await _send_refusal(send, 431, too_large)
+        if not _has_body(scope["headers"]):
+            return await self._app(scope, receive, send)
+        deadline = trio.current_time() + self._limits.body_timeout
+        request = _TimedBody(receive, send, deadline, self._limits.body_timeout)
+        await self._app(scope, request.receive, request.send)
+
+
+def _has_body(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request's head announces a body (h11 has read the head: a request without
+    ``content-length`` or ``transfer-encoding`` has none)."""
+    for name, value in headers:
+        if name == b"content-length":
+            return value != b"0"
+        if name == b"transfer-encoding":
+            return True
+    return False
+
+
+def _head_refusal(scope: Scope, limits: ConnectionLimits) -> str | None:
+    headers = scope["headers"]
+    if len(headers) > limits.max_header_count:
+        return (
+            f"the request has {len(headers)} header fields, over the limit of "
+            f"{limits.max_header_count}"
+        )
+    size = len(scope.get("raw_path") or b"") + len(scope.get("query_string", b""))
+    size += sum(len(name) + len(value) + 4 for name, value in headers)
+    if size > limits.max_header_bytes:
+        return f"the request head is {size} bytes, over the limit of {limits.max_header_bytes}"
+    return None
+
+
+class _TimedBody:
+    """One request's ``receive`` under the body deadline, and its ``send``."""
+
+    def __init__(self, receive: Receive, send: Send, deadline: float, timeout: float) -> None:
+        self._receive = receive
+        self._send = send
+        self._deadline = deadline
+        self._timeout = timeout
+        self._body_done = False
+        self._timed_out = False
+        self._started = False
+
+    async def receive(self) -> Message:
+        if self._body_done:
+            return await self._receive()
+        if self._timed_out:
+            return {"type": "http.disconnect"}
+        with trio.move_on_at(self._deadline):
+            message = await self._receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                self._body_done = True
+            return message
+        self._timed_out = True
+        if not self._started:
+            self._started = True
+            why = f"the request body did not arrive within {self._timeout:g} s"
+            await _send_refusal(self._send, 408, why)
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: Message) -> None:
+        if self._timed_out:
+            return  # the connection is closing on the 408
+        if message["type"] == "http.response.start":
+            self._started = True
+        await self._send(message)
+
+
+async def _send_refusal(send: Send, status: int, message: str) -> None:
+    headers, body = refusal_parts(status, message)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+_UNAVAILABLE = refusal(503, "The server has too many open connections; retry later", retry_after=1)
