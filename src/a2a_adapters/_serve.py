@@ -3,6 +3,7 @@
 import asyncio
 import gc
 import logging
+import math
 import signal
 import socket
 from collections.abc import Callable, Mapping, Sequence
@@ -49,14 +50,28 @@ def default_card(agent: Agents, name: str | None = None) -> AgentCard:
     )
 
 
+def _check_skills(card: AgentCard, agents: Mapping[str, Agent]) -> None:
+    """Each skill of the card has an agent, and each agent a skill of the card."""
+    listed = {skill.id for skill in card.skills}
+    unlisted = sorted(set(agents) - listed)
+    if unlisted:
+        raise ValueError(
+            f"the card {card.name!r} does not list the skills {unlisted}, which have agents: "
+            "add them to its skills, or serve without a card to have them listed"
+        )
+    unserved = sorted(listed - set(agents))
+    if unserved:
+        raise ValueError(
+            f"the card {card.name!r} lists the skills {unserved}, which have no agent: "
+            "give each an agent, or remove them from its skills"
+        )
+
+
 def _card_for(card: AgentCard, agent: Agents, auth: Sequence[Authenticator]) -> AgentCard:
     """``card`` checked against the agents it fronts, with the security the server enforces."""
     if isinstance(agent, Mapping):
-        listed = {skill.id for skill in card.skills}
         if card.skills:
-            missing = sorted(set(agent) - listed)
-            if missing:
-                raise ValueError(f"skills {missing} have agents but are not in the card's skills")
+            _check_skills(card, agent)
         else:
             card = attrs.evolve(
                 card,
@@ -109,10 +124,11 @@ def build_engine(
     HTTP+JSON binding beside JSON-RPC; ``error_mapping`` picks the spec's error-to-HTTP-status
     table ("1.0.1", current, or "1.0.0", which the v1.0 conformance kit asserts).
     """
+    registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
+    auth = _checked_auth(auth)
     if extended_card is not None and not auth:
         raise ValueError("an extended card is served to authenticated callers only: set auth")
-    registry = AgentRegistry(agent)
-    ttl = timedelta(seconds=task_ttl) if isinstance(task_ttl, int | float) else task_ttl
+    keepalive_seconds = _seconds(keepalive_seconds, "keepalive_seconds")
     config = CoreConfig(
         card=_card_for(card or default_card(agent), agent, auth),
         extended_card=_card_for(extended_card, agent, auth) if extended_card else None,
@@ -121,12 +137,12 @@ def build_engine(
         card_modified=datetime.now(UTC).replace(microsecond=0),
         streaming=streaming,
         rest=rest,
-        error_mapping=ErrorMapping(error_mapping),
+        error_mapping=error_mapping,
         idempotent_sends=idempotent_sends,
         card_v03_fields=card_v03_fields,
         push_notifications=push is not False,
-        push_allow_hosts=frozenset(h.lower() for h in push_allow_hosts),
-        task_ttl=ttl,
+        push_allow_hosts=push_allow_hosts,
+        task_ttl=task_ttl,
         default_skill="" if registry.default is not None else next(iter(registry.by_skill)),
     )
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
@@ -165,7 +181,13 @@ def serve(
 
     Unlike :func:`build_engine`, which leaves every optional capability off until asked,
     ``serve`` turns streaming and push notifications on.
+
+    Every setting is checked before anything starts: a wrong one raises :class:`TypeError` or
+    :class:`ValueError` saying which, and an address that cannot be listened on raises
+    :class:`OSError` naming it.
     """
+    _check_loop(loop)
+    _check_address(host, port)
     engine = build_engine(
         agent,
         card=card,
@@ -182,7 +204,7 @@ def serve(
         idempotent_sends=idempotent_sends,
         card_v03_fields=card_v03_fields,
     )
-    sock = bind_socket(host, port)
+    sock = _listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -200,6 +222,52 @@ def serve(
             _serve_asyncio(engine, sock)
     finally:
         sock.close()
+
+
+def _check_loop(loop: object) -> None:
+    if loop not in LOOPS:
+        raise ValueError(f"loop must be one of {', '.join(map(repr, LOOPS))}, got {loop!r}")
+
+
+#: The event loops :func:`serve` runs on.
+LOOPS = ("asyncio", "trio")
+
+
+def _check_address(host: object, port: object) -> None:
+    if not isinstance(host, str) or not host:
+        raise TypeError(f"host must be a host name or address, got {host!r}")
+    if isinstance(port, bool) or not isinstance(port, int):
+        raise TypeError(f"port must be an int, got {port!r}")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port must be from 0 to 65535 (0: any free port), got {port}")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, or an :class:`OSError` that says which address failed."""
+    try:
+        return bind_socket(host, port)
+    except OSError as error:
+        shown = f"[{host}]" if ":" in host else host
+        reason = error.strerror or str(error)
+        raise OSError(error.errno, f"cannot listen on {shown}:{port}: {reason}") from None
+
+
+def _checked_auth(auth: Sequence[Authenticator]) -> Sequence[Authenticator]:
+    # One authenticator passed alone would be iterated (or fail to be) deep inside the card.
+    if isinstance(auth, str) or not isinstance(auth, Sequence):
+        raise TypeError(f"auth must be a list of authenticators, got {auth!r}")
+    for each in auth:
+        if not callable(getattr(each, "principal", None)):
+            raise TypeError(f"auth must hold authenticators (BearerTokens, ApiKeys…), got {each!r}")
+    return auth
+
+
+def _seconds(value: float, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number of seconds, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive, finite number of seconds, got {value!r}")
+    return float(value)
 
 
 def _serve_asyncio(engine: Engine, sock: socket.socket) -> None:
