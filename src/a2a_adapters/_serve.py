@@ -224,13 +224,13 @@ def serve(
         sock.close()
 
 
+#: The event loops :func:`serve` runs on.
+LOOPS = ("asyncio", "trio")
+
+
 def _check_loop(loop: object) -> None:
     if loop not in LOOPS:
         raise ValueError(f"loop must be one of {', '.join(map(repr, LOOPS))}, got {loop!r}")
-
-
-#: The event loops :func:`serve` runs on.
-LOOPS = ("asyncio", "trio")
 
 
 def _check_address(host: object, port: object) -> None:
@@ -254,11 +254,18 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def _checked_auth(auth: Sequence[Authenticator]) -> Sequence[Authenticator]:
     # One authenticator passed alone would be iterated (or fail to be) deep inside the card.
+    # Only types are named: an authenticator's repr, or a string given instead, may be a secret.
     if isinstance(auth, str) or not isinstance(auth, Sequence):
-        raise TypeError(f"auth must be a list of authenticators, got {auth!r}")
+        raise TypeError(
+            f"auth must be a list of authenticators, got a {type(auth).__name__} "
+            "(a single one goes in a list: auth=[...])"
+        )
     for each in auth:
         if not callable(getattr(each, "principal", None)):
-            raise TypeError(f"auth must hold authenticators (BearerTokens, ApiKeys…), got {each!r}")
+            raise TypeError(
+                "auth must hold authenticators (BearerTokens, ApiKeys…), "
+                f"got a {type(each).__name__}"
+            )
     return auth
 
 

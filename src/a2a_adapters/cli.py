@@ -161,7 +161,8 @@ def _pairs(option: str, values: Sequence[str]) -> dict[str, str]:
     for value in values:
         name, sep, secret = value.partition("=")
         if not sep or not name or not secret:
-            _fail(f"{option} {value!r}: expected NAME=SECRET")
+            # The value is not repeated: it may be the secret alone.
+            _fail(f"{option}: expected NAME=SECRET, with neither part empty")
         secrets[secret] = name
     return secrets
 

@@ -441,7 +441,8 @@ def test_start_up_mistakes_are_one_line(tmp_path: Path, args: list[str], message
         (["--max-body-bytes", "0"], "argument --max-body-bytes: 0 is not a positive number"),
         (["--max-body-bytes", "8MB"], "argument --max-body-bytes: '8MB' is not a whole number"),
         (["--loop", "uvloop"], "argument --loop: invalid choice: 'uvloop'"),
-        (["--auth-token", "secret"], "--auth-token 'secret': expected NAME=SECRET"),
+        (["--auth-token", "s3cret"], "--auth-token: expected NAME=SECRET"),
+        (["--api-key", "alice="], "--api-key: expected NAME=SECRET, with neither part empty"),
         (["--no-such-option"], "unrecognized arguments: --no-such-option"),
     ],
 )
@@ -457,6 +458,7 @@ def test_bad_options_are_one_line(
     assert lines[0].startswith("a2a-sansio: error: ")
     assert message in lines[0]
     assert lines[0].endswith("--help)") or "NAME=SECRET" in message
+    assert "s3cret" not in lines[0]
 
 
 def _make_serve(*variables: str) -> list[str]:

@@ -113,16 +113,21 @@ def test_a_card_and_its_agents_must_agree_on_the_skills() -> None:
         ({"error_mapping": "1.1"}, ValueError, "error_mapping must be one of '1.0.1', '1.0.0'"),
         ({"push_allow_hosts": "localhost"}, TypeError, "push_allow_hosts must be a collection"),
         ({"public_url": "agents.example"}, ValueError, "public_url must be an http:// or"),
-        ({"auth": BearerTokens({"t": "a"})}, TypeError, "auth must be a list of authenticators"),
-        ({"auth": ["token"]}, TypeError, "auth must hold authenticators"),
+        (
+            {"auth": BearerTokens({"s3cret": "alice"})},
+            TypeError,
+            "auth must be a list of authenticators, got a BearerTokens",
+        ),
+        ({"auth": ["s3cret"]}, TypeError, "auth must hold authenticators (BearerTokens, ApiKeys…)"),
         ({"card": "card.json"}, TypeError, "card must be an AgentCard, got 'card.json'"),
     ],
 )
 def test_bad_settings_are_refused_where_they_are_given(
     options: dict[str, Any], error: type[Exception], message: str
 ) -> None:
-    with pytest.raises(error, match=f"^{re.escape(message)}"):
+    with pytest.raises(error, match=f"^{re.escape(message)}") as refused:
         build_engine(echo.agent, **options)
+    assert "s3cret" not in str(refused.value)  # what may be a secret is never repeated
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         serve(echo.agent, port=0, **options)
 
