@@ -1,28 +1,45 @@
 # Two commands do all set-up on a fresh machine (Python 3.11+ with pip and venv):
-#   make serve   install into .venv, then serve the example echo agent on 127.0.0.1:9999
-#   make test    install into .venv, then run lint, type checks and the whole test suite
-# and, when wanted, make bench: ours against the official a2a-sdk (about five minutes).
+#   make serve   install what serving needs into .venv, then serve the example echo agent on
+#                127.0.0.1:9999 (AGENT=module:object serves another; CARD=module:object or
+#                CARD=card.json gives its card, else the server describes the agent itself)
+#   make test    install with the dev tools into .venv, then run lint, type checks and the whole
+#                test suite
+# and, when wanted, make bench: ours against the official a2a-sdk (about five minutes), and
+# make fuzz: the hostile fuzz tests at volume (FUZZ=N requests per dialect; about ten minutes).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# What is installed: the package alone (enough to serve), or with the dev tools too.
+SERVE_STAMP := $(VENV)/.installed-serve
+DEV_STAMP := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 9999
-AGENT ?= examples.echo:agent
+# The echo example's card goes with the echo example only: another agent's skills are not its.
+ifndef AGENT
+AGENT := examples.echo:agent
 CARD ?= examples.echo:card
+endif
 
-$(STAMP): pyproject.toml
+$(SERVE_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+# The dev install holds everything serving needs, so it stands for both.
+$(DEV_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $@ $(SERVE_STAMP)
 
-.PHONY: install serve test lint docs bench
-install: $(STAMP)
+FUZZ ?= 3000
 
-serve: $(STAMP)
-	$(BIN)/python -m a2a_adapters serve $(AGENT) --card $(CARD) --host $(HOST) --port $(PORT)
+.PHONY: install serve test lint docs bench fuzz
+install: $(DEV_STAMP)
 
-lint: $(STAMP)
+serve: $(SERVE_STAMP)
+	$(BIN)/python -m a2a_adapters serve $(AGENT) $(if $(CARD),--card $(CARD)) --host $(HOST) --port $(PORT)
+
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -30,8 +47,11 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/python -m pytest
 
-docs: $(STAMP)
+docs: $(DEV_STAMP)
 	$(BIN)/python docs/generate.py
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks.run
+
+fuzz: $(DEV_STAMP)
+	A2A_FUZZ_EXAMPLES=$(FUZZ) $(BIN)/python -m pytest tests/a2a_core/test_hostile.py tests/a2a_adapters/test_fuzz.py

@@ -8,7 +8,9 @@ The shape to follow to carry A2A over anything (a pipe, a queue, a WebSocket): t
 HTTP's terms, so each line is handed to ``a2a_core.Server`` as a POST to the JSON-RPC endpoint,
 and its answers go back as lines: a response, or for a stream one line per event (the server is
 told not to frame them as SSE). Requests on one connection are answered concurrently, each
-line carrying its JSON-RPC ``id``, as JSON-RPC over any transport allows.
+line carrying its JSON-RPC ``id``, as JSON-RPC over any transport allows. A line may be as long
+as the core's body limit (``max_body_bytes``, 8 MiB unless told); a longer one is skipped
+unread and answered with the core's own "too large" error, as an HTTP server refuses a body.
 """
 
 import asyncio
@@ -41,8 +43,9 @@ def now() -> datetime:
 
 
 class LinesServer:
-    def __init__(self, agent: Agent, card: AgentCard) -> None:
-        self.server = Server(Core(CoreConfig(card=card, streaming=True)), sse=False)
+    def __init__(self, agent: Agent, card: AgentCard, *, max_body_bytes: int = 8 << 20) -> None:
+        config = CoreConfig(card=card, streaming=True, max_body_bytes=max_body_bytes)
+        self.server = Server(Core(config), sse=False)
         self.agent = agent
         self.runs: dict[str, tuple[int, asyncio.Task[None]]] = {}
         self.outboxes: dict[int, asyncio.Queue[Answer | Frames]] = {}
@@ -66,11 +69,18 @@ class LinesServer:
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         calls: set[asyncio.Task[None]] = set()
         try:
-            while line := await reader.readline():
+            while (line := await read_line(reader)) != b"":
+                if line is None:
+                    writer.write(self.server.core.too_large().body + b"\n")
+                    continue
                 call = asyncio.create_task(self.answer(line, writer))
                 calls.add(call)
                 call.add_done_callback(calls.discard)
             await asyncio.gather(*calls)
+        except asyncio.CancelledError:
+            # The server is stopping. Nothing awaits this task, and asyncio before 3.12 reports
+            # a cancelled connection handler as an unhandled error: end it quietly.
+            pass
         finally:
             writer.close()
 
@@ -107,12 +117,43 @@ class LinesServer:
                 self.server.close(number)
 
 
+async def read_line(reader: asyncio.StreamReader) -> bytes | None:
+    """The next line, ``b""`` at the end, or ``None`` for a line longer than the reader's limit:
+    read past but never held whole, so a client cannot make the server buffer more."""
+    try:
+        return await reader.readuntil(b"\n")
+    except asyncio.IncompleteReadError as end:
+        return end.partial  # the last line may lack its newline
+    except asyncio.LimitOverrunError as overrun:
+        # StreamReader.readline would drop only what it buffered, then read the rest of the
+        # line as a line of its own: skip to the newline instead.
+        consumed = overrun.consumed
+    while True:
+        await reader.readexactly(consumed)
+        try:
+            await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError:
+            return None  # the connection ended inside the line
+        except asyncio.LimitOverrunError as more:
+            consumed = more.consumed
+            continue
+        return None
+
+
 async def serve(
-    agent: Agent, card: AgentCard, path: str, started: asyncio.Event | None = None
+    agent: Agent,
+    card: AgentCard,
+    path: str,
+    started: asyncio.Event | None = None,
+    *,
+    max_body_bytes: int = 8 << 20,
 ) -> None:
-    """Serve ``agent`` on the Unix socket at ``path`` until cancelled."""
-    lines = LinesServer(agent, card)
-    async with await asyncio.start_unix_server(lines.handle, path) as server:
+    """Serve ``agent`` on the Unix socket at ``path`` until cancelled; lines may be up to
+    ``max_body_bytes`` long."""
+    lines = LinesServer(agent, card, max_body_bytes=max_body_bytes)
+    # The reader's limit (64 KiB by default) bounds a line: make it the core's, newline included.
+    limit = max_body_bytes + 1
+    async with await asyncio.start_unix_server(lines.handle, path, limit=limit) as server:
         if started is not None:
             started.set()
         await server.serve_forever()

@@ -1,4 +1,8 @@
+import asyncio
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -6,6 +10,7 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test as run_machine_as_test
 
+from a2a_core import AgentContext, Message, MissingInput, Part, Role, agent_message
 from a2a_core.testing import Driver
 from docs.generate import DOC, render
 
@@ -38,6 +43,27 @@ def test_the_driver_example_in_the_testing_guide_runs() -> None:
     exec(compile(python_blocks(TESTING.read_text())[0], str(TESTING), "exec"), {})
 
 
+@pytest.mark.parametrize("index", [0, 1])
+def test_the_testing_guide_runs_with_the_installed_package_alone(
+    tmp_path: Path, index: int
+) -> None:
+    # Outside the checkout, as a reader who installed the package runs it: only the installed
+    # packages are importable (not ``examples`` or ``tests``).
+    script = tmp_path / "block.py"
+    script.write_text(python_blocks(TESTING.read_text())[index])
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-I", str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def test_the_fuzzing_recipe_in_the_testing_guide_runs_and_can_fail() -> None:
     namespace: dict[str, Any] = {}
     exec(compile(python_blocks(TESTING.read_text())[1], str(TESTING), "exec"), namespace)
@@ -55,3 +81,37 @@ def test_the_fuzzing_recipe_in_the_testing_guide_runs_and_can_fail() -> None:
 
     with pytest.raises(AssertionError):
         run_machine_as_test(Rude, settings=settings(max_examples=60, stateful_step_count=30))
+
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def _readme_agent() -> Any:
+    """The agent of the README's first code block."""
+    namespace: dict[str, Any] = {}
+    exec(compile(python_blocks(README.read_text())[0], str(README), "exec"), namespace)
+    return namespace["agent"]
+
+
+def test_the_readme_agent_asks_then_greets() -> None:
+    driver = Driver(_readme_agent())
+    first = driver.send("hi")
+    driver.run_agents()
+    task = first.result()["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert task["status"]["message"]["parts"][0]["text"] == "What is your name?"
+    second = driver.send("Ada", task_id=task["id"])
+    driver.run_agents()
+    done = second.result()["task"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert done["status"]["message"]["parts"][0]["text"] == "Hello, Ada!"
+
+
+def test_the_readme_agent_counts_the_users_turns_not_the_agents_messages() -> None:
+    # The history holds the agent's messages too (progress, questions): one turn of the user's
+    # beside them is still one turn.
+    said = Message("m-1", Role.USER, (Part(text="hi"),))
+    history = (agent_message("Hello! I greet people."), agent_message("Working on it"), said)
+    context = AgentContext("t-1", "c-1", said, history, principal="anonymous")
+    with pytest.raises(MissingInput):
+        asyncio.run(_readme_agent()(context))

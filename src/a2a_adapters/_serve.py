@@ -3,11 +3,12 @@
 import asyncio
 import gc
 import logging
+import math
 import signal
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -35,6 +36,13 @@ log = logging.getLogger("a2a_adapters")
 
 Agents = Agent | Mapping[str, Agent]
 
+#: The core's own defaults, which the options of the same names here share.
+_CORE_DEFAULTS: dict[str, Any] = {
+    field.name: field.default
+    for field in attrs.fields(CoreConfig)
+    if field.default is not attrs.NOTHING
+}
+
 
 def _first_line(obj: object, fallback: str) -> str:
     doc = (getattr(obj, "__doc__", None) or "").strip()
@@ -50,14 +58,28 @@ def default_card(agent: Agents, name: str | None = None) -> AgentCard:
     )
 
 
+def _check_skills(card: AgentCard, agents: Mapping[str, Agent]) -> None:
+    """Each skill of the card has an agent, and each agent a skill of the card."""
+    listed = {skill.id for skill in card.skills}
+    unlisted = sorted(set(agents) - listed)
+    if unlisted:
+        raise ValueError(
+            f"the card {card.name!r} does not list the skills {unlisted}, which have agents: "
+            "add them to its skills, or serve without a card to have them listed"
+        )
+    unserved = sorted(listed - set(agents))
+    if unserved:
+        raise ValueError(
+            f"the card {card.name!r} lists the skills {unserved}, which have no agent: "
+            "give each an agent, or remove them from its skills"
+        )
+
+
 def _card_for(card: AgentCard, agent: Agents, auth: Sequence[Authenticator]) -> AgentCard:
     """``card`` checked against the agents it fronts, with the security the server enforces."""
     if isinstance(agent, Mapping):
-        listed = {skill.id for skill in card.skills}
         if card.skills:
-            missing = sorted(set(agent) - listed)
-            if missing:
-                raise ValueError(f"skills {missing} have agents but are not in the card's skills")
+            _check_skills(card, agent)
         else:
             card = attrs.evolve(
                 card,
@@ -100,6 +122,11 @@ def build_engine(
     idempotent_sends: bool = True,
     card_v03_fields: bool = True,
     shutdown_grace: float = 5.0,
+    max_json_depth: int = _CORE_DEFAULTS["max_json_depth"],
+    max_json_items: int = _CORE_DEFAULTS["max_json_items"],
+    max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
+    max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
+    direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -111,12 +138,16 @@ def build_engine(
     HTTP+JSON binding beside JSON-RPC; ``error_mapping`` picks the spec's error-to-HTTP-status
     table ("1.0.1", current, or "1.0.0", which the v1.0 conformance kit asserts);
     ``shutdown_grace`` is how many seconds running agents (and queued push notifications) get
-    to finish when the server stops.
+    to finish when the server stops. The request limits (``max_body_bytes``, ``max_json_depth``,
+    ``max_json_items``, ``max_message_parts``, ``max_task_messages``) and
+    ``direct_reply_window`` (seconds a streamed send holds its task for a direct reply) are the
+    :class:`~a2a_core.CoreConfig` fields of those names.
     """
+    registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
+    auth = _checked_auth(auth)
     if extended_card is not None and not auth:
         raise ValueError("an extended card is served to authenticated callers only: set auth")
-    registry = AgentRegistry(agent)
-    ttl = timedelta(seconds=task_ttl) if isinstance(task_ttl, int | float) else task_ttl
+    keepalive_seconds = _seconds(keepalive_seconds, "keepalive_seconds")
     config = CoreConfig(
         card=_card_for(card or default_card(agent), agent, auth),
         extended_card=_card_for(extended_card, agent, auth) if extended_card else None,
@@ -125,13 +156,18 @@ def build_engine(
         card_modified=datetime.now(UTC).replace(microsecond=0),
         streaming=streaming,
         rest=rest,
-        error_mapping=ErrorMapping(error_mapping),
+        error_mapping=error_mapping,
         idempotent_sends=idempotent_sends,
         card_v03_fields=card_v03_fields,
         push_notifications=push is not False,
-        push_allow_hosts=frozenset(h.lower() for h in push_allow_hosts),
-        task_ttl=ttl,
+        push_allow_hosts=push_allow_hosts,
+        task_ttl=task_ttl,
         default_skill="" if registry.default is not None else next(iter(registry.by_skill)),
+        max_json_depth=max_json_depth,
+        max_json_items=max_json_items,
+        max_message_parts=max_message_parts,
+        max_task_messages=max_task_messages,
+        direct_reply_window=direct_reply_window,
     )
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
     return Engine(
@@ -166,6 +202,11 @@ def serve(
     card_v03_fields: bool = True,
     shutdown_grace: float = 5.0,
     limits: ConnectionLimits = DEFAULT_LIMITS,
+    max_json_depth: int = _CORE_DEFAULTS["max_json_depth"],
+    max_json_items: int = _CORE_DEFAULTS["max_json_items"],
+    max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
+    max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
+    direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
@@ -178,7 +219,13 @@ def serve(
 
     Should the engine fail (see :class:`~a2a_adapters.EngineFailed`), the server stops and this
     raises, so the process exits non-zero for its supervisor to restart it.
+
+    Every setting is checked before anything starts: a wrong one raises :class:`TypeError` or
+    :class:`ValueError` saying which, and an address that cannot be listened on raises
+    :class:`OSError` naming it.
     """
+    _check_loop(loop)
+    _check_address(host, port)
     engine = build_engine(
         agent,
         card=card,
@@ -195,9 +242,14 @@ def serve(
         idempotent_sends=idempotent_sends,
         card_v03_fields=card_v03_fields,
         shutdown_grace=shutdown_grace,
+        max_json_depth=max_json_depth,
+        max_json_items=max_json_items,
+        max_message_parts=max_message_parts,
+        max_task_messages=max_task_messages,
+        direct_reply_window=direct_reply_window,
     )
     raise_fd_limit()  # before the cap is derived from it, and before the line that says we are up
-    sock = bind_socket(host, port)
+    sock = _listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -215,6 +267,59 @@ def serve(
             _serve_asyncio(engine, sock, limits)
     finally:
         sock.close()
+
+
+#: The event loops :func:`serve` runs on.
+LOOPS = ("asyncio", "trio")
+
+
+def _check_loop(loop: object) -> None:
+    if loop not in LOOPS:
+        raise ValueError(f"loop must be one of {', '.join(map(repr, LOOPS))}, got {loop!r}")
+
+
+def _check_address(host: object, port: object) -> None:
+    if not isinstance(host, str) or not host:
+        raise TypeError(f"host must be a host name or address, got {host!r}")
+    if isinstance(port, bool) or not isinstance(port, int):
+        raise TypeError(f"port must be an int, got {port!r}")
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port must be from 0 to 65535 (0: any free port), got {port}")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, or an :class:`OSError` that says which address failed."""
+    try:
+        return bind_socket(host, port)
+    except OSError as error:
+        shown = f"[{host}]" if ":" in host else host
+        reason = error.strerror or str(error)
+        raise OSError(error.errno, f"cannot listen on {shown}:{port}: {reason}") from None
+
+
+def _checked_auth(auth: Sequence[Authenticator]) -> Sequence[Authenticator]:
+    # One authenticator passed alone would be iterated (or fail to be) deep inside the card.
+    # Only types are named: an authenticator's repr, or a string given instead, may be a secret.
+    if isinstance(auth, str) or not isinstance(auth, Sequence):
+        raise TypeError(
+            f"auth must be a list of authenticators, got a {type(auth).__name__} "
+            "(a single one goes in a list: auth=[...])"
+        )
+    for each in auth:
+        if not callable(getattr(each, "principal", None)):
+            raise TypeError(
+                "auth must hold authenticators (BearerTokens, ApiKeys…), "
+                f"got a {type(each).__name__}"
+            )
+    return auth
+
+
+def _seconds(value: float, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number of seconds, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a positive, finite number of seconds, got {value!r}")
+    return float(value)
 
 
 def _serve_asyncio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -> None:

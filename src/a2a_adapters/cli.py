@@ -1,10 +1,13 @@
 """The command line: ``python -m a2a_adapters serve MODULE:AGENT``."""
 
 import argparse
+import errno
 import json
+import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from a2a_core import A2AError, AgentCard, V1Codec
 
@@ -12,13 +15,79 @@ from ._agents import load_object
 from ._auth import ApiKeys, Authenticator, BearerTokens
 from ._engine import EngineFailed
 from ._limits import ConnectionLimits
-from ._serve import serve
+from ._serve import _CORE_DEFAULTS, serve
 
 __all__ = ["main"]
 
+#: Exit statuses: a mistake in what was asked, and a refusal by the machine (the address).
+USAGE = 2
+FAILURE = 1
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (its usage text is what ``--help`` is for)."""
+
+    def error(self, message: str) -> NoReturn:
+        _fail(f"{message} (see {self.prog} --help)")
+
+
+def _fail(message: str, status: int = USAGE) -> NoReturn:
+    print(f"a2a-sansio: error: {message}", file=sys.stderr)
+    raise SystemExit(status)
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not from 0 to 65535 (0: any free port)")
+    return port
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive, finite number of seconds")
+    return seconds
+
+
+def _grace(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds, 0 or more")
+    return seconds
+
+
+def _count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{count} is not a positive number")
+    return count
+
+
+def _bytes(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{count} is not a positive number of bytes")
+    return count
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="a2a-sansio", description=__doc__)
+    parser = _Parser(prog="a2a-sansio", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("serve", help="serve an agent over A2A")
     run.add_argument(
@@ -26,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
         help="MODULE:OBJECT naming an async agent function, or a dict of skill id to agent",
     )
     run.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    run.add_argument("--port", type=int, default=9999, help="port to listen on (0: any free)")
+    run.add_argument("--port", type=_port, default=9999, help="port to listen on (0: any free)")
     run.add_argument(
         "--card",
         help="the agent card: MODULE:OBJECT (an AgentCard) or a JSON file in v1.0 card format",
@@ -75,7 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--max-body-bytes",
-        type=int,
+        type=_bytes,
         default=8 * 1024 * 1024,
         metavar="N",
         help="refuse request bodies larger than N bytes, unread (default: 8 MiB)",
@@ -101,8 +170,39 @@ def _parser() -> argparse.ArgumentParser:
         "conformance kit re-sends identical messages and expects new tasks)",
     )
     run.add_argument(
+        "--max-json-items",
+        type=_count,
+        default=_CORE_DEFAULTS["max_json_items"],
+        metavar="N",
+        help="refuse requests holding more than N JSON values and keys, before parsing them "
+        "(413; default: 10,000)",
+    )
+    run.add_argument(
+        "--max-json-depth",
+        type=_count,
+        default=_CORE_DEFAULTS["max_json_depth"],
+        metavar="N",
+        help="refuse requests whose JSON nests arrays and objects more than N deep (-32602; "
+        "default: 64)",
+    )
+    run.add_argument(
+        "--max-message-parts",
+        type=_count,
+        default=_CORE_DEFAULTS["max_message_parts"],
+        metavar="N",
+        help="refuse messages of more than N parts (-32602; default: 1,000)",
+    )
+    run.add_argument(
+        "--max-task-messages",
+        type=_count,
+        default=_CORE_DEFAULTS["max_task_messages"],
+        metavar="N",
+        help="refuse a follow-up to a task whose history holds N messages (-32602: go on in a "
+        "new task of the same context; default: 1,000)",
+    )
+    run.add_argument(
         "--shutdown-grace",
-        type=float,
+        type=_grace,
         default=5.0,
         metavar="SECONDS",
         help="on SIGTERM/Ctrl-C, how long running agents and queued push notifications get to "
@@ -110,7 +210,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--task-ttl",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="remove terminal tasks this long after they finished (default: keep them)",
     )
@@ -178,7 +278,7 @@ def _limits(args: argparse.Namespace) -> ConnectionLimits:
         value = getattr(args, field)
         if value is not None:
             if not value > 0:
-                raise SystemExit(f"{option} must be positive")
+                _fail(f"{option} must be positive")
             given[field] = value
     return ConnectionLimits(**given)
 
@@ -189,7 +289,8 @@ def _pairs(option: str, values: Sequence[str]) -> dict[str, str]:
     for value in values:
         name, sep, secret = value.partition("=")
         if not sep or not name or not secret:
-            raise SystemExit(f"{option} {value!r}: expected NAME=SECRET")
+            # The value is not repeated: it may be the secret alone.
+            _fail(f"{option}: expected NAME=SECRET, with neither part empty")
         secrets[secret] = name
     return secrets
 
@@ -209,14 +310,14 @@ def _load_card(spec: str) -> AgentCard:
         try:
             return V1Codec().decode(AgentCard, json.loads(path.read_text()), "card")
         except OSError as error:
-            raise SystemExit(f"--card {spec}: {error.strerror}") from None
+            _fail(f"--card {spec}: {error.strerror}")
         except ValueError as error:
-            raise SystemExit(f"--card {spec}: not JSON ({error})") from None
+            _fail(f"--card {spec}: not JSON ({error})")
         except A2AError as error:
-            raise SystemExit(f"--card {spec}: not a v1.0 agent card ({error.message})") from None
+            _fail(f"--card {spec}: not a v1.0 agent card ({error.message})")
     card = _load(spec, "--card")
     if not isinstance(card, AgentCard):
-        raise SystemExit(f"--card {spec}: expected an AgentCard, got {type(card).__name__}")
+        _fail(f"--card {spec}: expected an AgentCard, got {type(card).__name__}")
     return card
 
 
@@ -224,27 +325,33 @@ def _load(spec: str, what: str) -> object:
     try:
         return load_object(spec)
     except ModuleNotFoundError as error:
-        raise SystemExit(f"{what} {spec}: no module named {error.name!r}") from None
+        _fail(f"{what} {spec}: no module named {error.name!r}")
     except AttributeError as error:
-        raise SystemExit(f"{what} {spec}: {error}") from None
+        _fail(f"{what} {spec}: {error}")
     except (ValueError, ImportError) as error:
-        raise SystemExit(f"{what} {spec}: {error}") from None
+        _fail(f"{what} {spec}: {error}")
+
+
+def _cannot_listen(error: OSError, args: argparse.Namespace) -> str:
+    """What went wrong binding the address, and what to do about it."""
+    message = error.strerror or str(error)
+    if error.errno == errno.EADDRINUSE:
+        return f"{message}; stop what listens there, or pick another --port (0: any free port)"
+    if error.errno == errno.EACCES and 0 < args.port < 1024:
+        return f"{message}; ports below 1024 need privileges: pick another --port"
+    return f"{message}; --host must name an address of this machine (127.0.0.1, ::1, 0.0.0.0…)"
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the command line. Bad arguments exit with a one-line message, not a traceback."""
+    """Run the command line. A mistake in the arguments, the agent or the card, and an address
+    that cannot be listened on, end the process with one line on stderr (exit status 2 for
+    what was asked, 1 for what the machine refused), never a traceback."""
     args = _parser().parse_args(argv)
     agent = _load(args.agent, "agent")
-    if not callable(agent) and not isinstance(agent, Mapping):
-        raise SystemExit(f"{args.agent}: expected an async function or a mapping of them")
     card = _load_card(args.card) if args.card else None
-    if args.task_ttl is not None and args.task_ttl <= 0:
-        raise SystemExit("--task-ttl must be positive")
-    if args.max_body_bytes < 1:
-        raise SystemExit("--max-body-bytes must be positive")
     try:
         serve(
-            agent,
+            agent,  # type: ignore[arg-type]  # serve() checks it, and says what it got
             card=card,
             host=args.host,
             port=args.port,
@@ -261,10 +368,20 @@ def main(argv: Sequence[str] | None = None) -> None:
             card_v03_fields=not args.strict_v1_card,
             shutdown_grace=args.shutdown_grace,
             limits=_limits(args),
+            max_json_items=args.max_json_items,
+            max_json_depth=args.max_json_depth,
+            max_message_parts=args.max_message_parts,
+            max_task_messages=args.max_task_messages,
         )
     except EngineFailed as failed:
         # The cause is logged already; exit non-zero so that a supervisor restarts us.
-        raise SystemExit(f"a2a-sansio: {failed}") from None
+        _fail(str(failed), FAILURE)
+    # serve() checks every setting, then binds, before it serves anything; once serving, the
+    # servers (uvicorn, hypercorn) handle and log every error, so these come from start-up.
+    except (TypeError, ValueError) as error:
+        _fail(str(error))
+    except OSError as error:
+        _fail(_cannot_listen(error, args), FAILURE)
 
 
 if __name__ == "__main__":  # pragma: no cover

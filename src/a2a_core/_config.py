@@ -1,7 +1,11 @@
 """The server's settings, as the core needs them: fixed for the core's lifetime."""
 
 import enum
+import math
+from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -22,8 +26,89 @@ class ErrorMapping(enum.Enum):
 
 
 def _positive(_: object, attribute: "attrs.Attribute[int]", value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{attribute.name} must be an int, got {value!r}")
     if value < 1:
         raise ValueError(f"{attribute.name} must be at least 1, got {value}")
+
+
+def _not_negative(_: object, attribute: "attrs.Attribute[int]", value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{attribute.name} must be an int, got {value!r}")
+    if value < 0:
+        raise ValueError(f"{attribute.name} must not be negative, got {value}")
+
+
+#: The longest duration a setting may have: deadlines are instants, and a much later one would
+#: not fit in a datetime.
+LONGEST = timedelta(days=36_525)
+
+
+def _duration(value: timedelta | float, name: str) -> timedelta:
+    """``value`` (seconds, or a timedelta) as a positive timedelta of at most a century.
+
+    Settings are checked where they are given: a zero, negative, NaN, infinite or enormous
+    duration would otherwise surface much later, as a task that expires at once or an overflow
+    inside the reducer's deadline arithmetic.
+    """
+    if isinstance(value, bool) or not isinstance(value, timedelta | int | float):
+        raise TypeError(f"{name} must be a number of seconds or a timedelta, got {value!r}")
+    seconds = value.total_seconds() if isinstance(value, timedelta) else value
+    if not math.isfinite(seconds):
+        raise ValueError(f"{name} must be a finite number of seconds, got {value!r}")
+    if seconds <= 0:
+        raise ValueError(f"{name} must be positive, got {seconds:g} seconds")
+    if seconds > LONGEST.total_seconds():
+        raise ValueError(f"{name} must be at most a century, got {seconds:g} seconds")
+    converted = value if isinstance(value, timedelta) else timedelta(seconds=value)
+    if not converted:
+        raise ValueError(f"{name} must be at least a microsecond, got {seconds:g} seconds")
+    return converted
+
+
+def _ttl(value: timedelta | float | None) -> timedelta | None:
+    return None if value is None else _duration(value, "task_ttl")
+
+
+def _window(value: timedelta | float | None) -> timedelta | None:
+    if value is None or (not isinstance(value, bool) and value in (0, timedelta(0))):
+        return None if value is None else timedelta(0)
+    return _duration(value, "direct_reply_window")
+
+
+def _error_mapping(value: ErrorMapping | str) -> ErrorMapping:
+    try:
+        return ErrorMapping(value)
+    except ValueError:
+        known = ", ".join(repr(mapping.value) for mapping in ErrorMapping)
+        raise ValueError(f"error_mapping must be one of {known}, got {value!r}") from None
+
+
+def _hosts(value: Iterable[str]) -> frozenset[str]:
+    # A lone string is iterable too: it would allow-list its characters.
+    if isinstance(value, str):
+        raise TypeError(f"push_allow_hosts must be a collection of host names, got {value!r}")
+    return frozenset(host.lower() for host in value)
+
+
+def _card(_: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
+    if value is None and attribute.name != "card":
+        return
+    if not isinstance(value, AgentCard):
+        raise TypeError(f"{attribute.name} must be an AgentCard, got {value!r}")
+
+
+def _rpc_path(_: object, attribute: "attrs.Attribute[str]", value: str) -> None:
+    if not value.startswith("/"):
+        raise ValueError(f"{attribute.name} must start with '/', got {value!r}")
+
+
+def _base_url(_: object, attribute: "attrs.Attribute[str | None]", value: str | None) -> None:
+    if value is None:
+        return
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{attribute.name} must be an http:// or https:// URL, got {value!r}")
 
 
 @attrs.frozen
@@ -36,9 +121,9 @@ class CoreConfig:
     server lacks.
     """
 
-    card: AgentCard
+    card: AgentCard = attrs.field(validator=_card)
     #: Where the JSON-RPC endpoint lives, relative to the server's root.
-    rpc_path: str = "/"
+    rpc_path: str = attrs.field(default="/", validator=_rpc_path)
     #: Serve the HTTP+JSON (REST) binding too, at the server's root (``/message:send``, …).
     rest: bool = True
     #: Speak the v0.3 and v0.1 JSON-RPC dialects too, and describe the card in v0.3 terms too.
@@ -47,10 +132,10 @@ class CoreConfig:
     #: The v1.0 card schema allows no extra fields; the v1.0 conformance kit checks it.
     card_v03_fields: bool = True
     #: The externally visible base URL; ``None`` derives it from each request's Host.
-    public_url: str | None = None
+    public_url: str | None = attrs.field(default=None, validator=_base_url)
     streaming: bool = False
     push_notifications: bool = False
-    extended_card: AgentCard | None = None
+    extended_card: AgentCard | None = attrs.field(default=None, validator=_card)
     #: Requests with a larger body are refused before they are parsed.
     max_body_bytes: int = attrs.field(default=8 * 1024 * 1024, validator=_positive)
     #: How deeply a request's JSON may nest (arrays and objects inside one another).
@@ -62,18 +147,19 @@ class CoreConfig:
     default_page_size: int = attrs.field(default=50, validator=_positive)
     max_page_size: int = attrs.field(default=100, validator=_positive)
     #: ``Cache-Control: max-age`` of the agent card, in seconds.
-    card_max_age: int = 300
+    card_max_age: int = attrs.field(default=300, validator=_not_negative)
     #: ``Last-Modified`` of the agent card (the adapter passes its start time).
     card_modified: datetime | None = None
-    error_mapping: ErrorMapping = ErrorMapping.V1_0_1
-    #: Terminal tasks older than this disappear (``None``: they are kept forever).
-    task_ttl: timedelta | None = None
+    error_mapping: ErrorMapping = attrs.field(default=ErrorMapping.V1_0_1, converter=_error_mapping)
+    #: Terminal tasks older than this disappear (``None``: they are kept forever). Seconds are
+    #: accepted too.
+    task_ttl: timedelta | None = attrs.field(default=None, converter=_ttl)
     #: How many expired tasks one tick removes at most (the next tick follows at once).
     sweep_batch: int = attrs.field(default=500, validator=_positive)
     #: The skill a send that names none is routed to ("": the default agent).
     default_skill: str = ""
     #: Hosts push notifications may reach although the SSRF guard would refuse them.
-    push_allow_hosts: frozenset[str] = frozenset()
+    push_allow_hosts: frozenset[str] = attrs.field(default=frozenset(), converter=_hosts)
     #: Re-sending a message (same id, same owner) returns the task it made, and reusing an id
     #: for another message is refused (-32602). When false every send is new and ids are not
     #: indexed (the conformance kit re-sends identical messages and expects new tasks).
@@ -82,7 +168,9 @@ class CoreConfig:
     #: that an agent answering with a direct message gets a one-message stream. After it, the
     #: client gets the task (its id, to cancel or follow it) without waiting for the agent.
     #: ``None`` holds it until the first output, however long the agent thinks.
-    direct_reply_window: timedelta | None = timedelta(milliseconds=50)
+    direct_reply_window: timedelta | None = attrs.field(
+        default=timedelta(milliseconds=50), converter=_window
+    )
     #: How many push configs one task may hold.
     max_push_configs: int = attrs.field(default=16, validator=_positive)
     #: How many messages a task's history may hold before a follow-up is refused (-32602, the
@@ -95,3 +183,8 @@ class CoreConfig:
     def __attrs_post_init__(self) -> None:
         if self.max_task_messages is not None and self.max_task_messages < 1:
             raise ValueError(f"max_task_messages must be at least 1, got {self.max_task_messages}")
+        if self.default_page_size > self.max_page_size:
+            raise ValueError(
+                f"default_page_size ({self.default_page_size}) must not exceed "
+                f"max_page_size ({self.max_page_size})"
+            )

@@ -1,6 +1,7 @@
 """``python -m a2a_adapters serve``: the command line, run as a real subprocess."""
 
 import json
+import os
 import queue
 import re
 import signal
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from a2a_adapters.cli import main
 from a2a_adapters.quart import bind_socket
 from tests.a2a_adapters.support import (
     COMPLETED,
@@ -23,6 +25,9 @@ from tests.a2a_adapters.support import (
     jsonrpc_url,
     new_id,
     post_raw,
+    result_of,
+    rpc,
+    send_params,
     send_task,
     state_of,
     status_text,
@@ -111,17 +116,31 @@ def serving(args: Sequence[str]) -> Iterator[Server]:
             process.wait(STOP_TIMEOUT)
 
 
-def _run(args: Sequence[str]) -> subprocess.CompletedProcess[str]:
-    """Run ``serve ARGS`` expecting it to exit on its own (bounded)."""
+def _run(args: Sequence[str], *, path: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``serve ARGS`` expecting it to exit on its own (bounded); ``path`` is importable."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(path), env.get("PYTHONPATH")]))
     return subprocess.run(
         _command(*args),
         cwd=ROOT,
+        env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=START_TIMEOUT,
         check=False,
     )
+
+
+def _one_line(finished: subprocess.CompletedProcess[str], status: int) -> str:
+    """The one line of a start-up failure, checked: that status, no traceback, nothing else."""
+    assert "Traceback" not in finished.stderr, finished.stderr
+    assert finished.returncode == status, finished.stderr
+    lines = finished.stderr.splitlines()
+    assert len(lines) == 1, finished.stderr
+    assert lines[0].startswith("a2a-sansio: error: "), lines[0]
+    return lines[0]
 
 
 def test_serve_answers_and_stops_on_sigterm() -> None:
@@ -261,7 +280,8 @@ def test_load_errors_are_one_line(tmp_path: Path, args: list[str], names: str) -
     ("args", "message"),
     [
         (["examples.echo:agent", "--card", "examples.echo:agent"], "expected an AgentCard"),
-        (["examples.echo:card"], "expected an async function"),
+        (["examples.echo:card"], "must be an async function"),
+        (["examples.echo:card"], "got an object of type AgentCard, which is not callable"),
         (["examples.echo"], "MODULE:OBJECT"),
     ],
 )
@@ -404,3 +424,143 @@ def test_serve_raises_its_descriptor_limit_to_the_hard_limit() -> None:
         process.wait(STOP_TIMEOUT)
     line = next(line for line in limits.splitlines() if line.startswith("Max open files"))
     assert line.split()[3:5] == [str(hard), str(hard)], line
+
+
+def test_a_port_in_use_is_one_line_saying_what_to_do() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        finished = _run(["examples.echo:agent", "--host", "127.0.0.1", "--port", str(port)])
+    line = _one_line(finished, 1)
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in line
+    assert "pick another --port" in line
+
+
+def test_an_address_of_another_machine_is_one_line() -> None:
+    # 192.0.2.1 is reserved for documentation: no interface here has it (binding sends nothing).
+    finished = _run(["examples.echo:agent", "--host", "192.0.2.1", "--port", "0"])
+    line = _one_line(finished, 1)
+    assert "cannot listen on 192.0.2.1:0" in line
+    assert "--host must name an address of this machine" in line
+
+
+#: Agents a first-time user might name, in a module the tests write.
+MISTAKES = """
+import functools
+
+async def agent(ctx):
+    return "fine"
+
+def plain(ctx):
+    return "not async"
+
+lam = lambda ctx: "not async"
+
+class Agent:
+    async def __call__(self, ctx):
+        return "an instance would do"
+
+def generator(ctx):
+    yield "not async"
+
+not_agents = {"upper": plain}
+empty = {}
+agents = {"upper": agent, "count": agent}
+only_upper = {"upper": agent}
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["mistakes:plain"], "got the function plain, which is not async"),
+        (["mistakes:lam"], "got a lambda (lambdas cannot be async: use async def)"),
+        (["mistakes:Agent"], "got the class Agent (pass an instance whose __call__ is async)"),
+        (["mistakes:generator"], "got the generator function generator (make it async def"),
+        (["mistakes:not_agents"], "the agent of skill 'upper' must be an async function"),
+        (["mistakes:empty"], "the mapping of skill id to agent is empty"),
+        (
+            ["mistakes:agents", "--card", "examples.echo:card"],
+            "the card 'Echo' does not list the skills ['count', 'upper'], which have agents",
+        ),
+        (
+            ["examples.skills:agents", "--card", "examples.echo:card"],
+            "add them to its skills, or serve without a card to have them listed",
+        ),
+        (
+            ["mistakes:only_upper", "--card", "examples.skills:card"],
+            "the card 'Text tools' lists the skills ['count'], which have no agent",
+        ),
+        (["mistakes:agent", "--public-url", "agents.example"], "public_url must be an http://"),
+    ],
+)
+def test_start_up_mistakes_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "mistakes.py").write_text(MISTAKES)
+    finished = _run([*args, "--port", "0"], path=tmp_path)
+    assert message in _one_line(finished, 2)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--port", "70000"], "argument --port: 70000 is not from 0 to 65535"),
+        (["--port", "-1"], "argument --port: -1 is not from 0 to 65535"),
+        (["--port", "http"], "argument --port: 'http' is not a port number"),
+        (["--task-ttl", "nan"], "argument --task-ttl: 'nan' is not a positive, finite number"),
+        (["--task-ttl", "inf"], "argument --task-ttl: 'inf' is not a positive, finite number"),
+        (["--task-ttl", "-5"], "argument --task-ttl: '-5' is not a positive, finite number"),
+        (["--task-ttl", "soon"], "argument --task-ttl: 'soon' is not a number of seconds"),
+        (["--max-body-bytes", "0"], "argument --max-body-bytes: 0 is not a positive number"),
+        (["--max-body-bytes", "8MB"], "argument --max-body-bytes: '8MB' is not a whole number"),
+        (["--loop", "uvloop"], "argument --loop: invalid choice: 'uvloop'"),
+        (["--auth-token", "s3cret"], "--auth-token: expected NAME=SECRET"),
+        (["--api-key", "alice="], "--api-key: expected NAME=SECRET, with neither part empty"),
+        (["--no-such-option"], "unrecognized arguments: --no-such-option"),
+    ],
+)
+def test_bad_options_are_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    # In this process: every one of these is refused before anything is served.
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "examples.echo:agent", *args])
+    assert exited.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("a2a-sansio: error: ")
+    assert message in lines[0]
+    assert lines[0].endswith("--help)") or "NAME=SECRET" in message
+    assert "s3cret" not in lines[0]
+
+
+def _make_serve(*variables: str) -> list[str]:
+    """The arguments ``make serve VARIABLES`` passes to ``serve`` (a dry run: nothing runs)."""
+    dry = subprocess.run(
+        ["make", "--no-print-directory", "-n", "serve", *variables],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT,
+        check=True,
+    )
+    (command,) = [line for line in dry.stdout.splitlines() if "-m a2a_adapters serve" in line]
+    return command.split(" -m a2a_adapters serve ")[1].split()
+
+
+def test_make_serve_gives_the_echo_card_to_the_echo_agent_only() -> None:
+    assert _make_serve()[:3] == ["examples.echo:agent", "--card", "examples.echo:card"]
+    given = _make_serve("AGENT=examples.multi_turn:agent", "CARD=examples.multi_turn:card")
+    assert given[:3] == ["examples.multi_turn:agent", "--card", "examples.multi_turn:card"]
+    args = _make_serve("AGENT=examples.skills:agents", "PORT=0")
+    assert "--card" not in args
+    with serving(args) as server:
+        url = server.wait_for_url()
+        card = card_of(url)
+        params = {**send_params("hello"), "metadata": {"skillId": "upper"}}
+        task = result_of(rpc(url, "SendMessage", params))["task"]
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(STOP_TIMEOUT) == 0
+    assert [skill["id"] for skill in card["skills"]] == ["upper", "count"]
+    assert status_text(task) == "HELLO"

@@ -2,9 +2,12 @@
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from a2a_core import Agent, AgentCard, ArtifactChunk, completed, text_artifact, working
 from examples import echo, jsonrpc_lines, multi_turn
@@ -27,14 +30,14 @@ def message(text: str, message_id: str, **extra: str) -> dict[str, Any]:
 
 
 async def talk(
-    agent: Agent, card: AgentCard, path: Path, lines: list[bytes], expect: int
+    agent: Agent, card: AgentCard, path: Path, lines: list[bytes], expect: int, **options: Any
 ) -> list[Any]:
     """Serve on ``path``, send ``lines`` on one connection, read ``expect`` answers."""
     started = asyncio.Event()
-    server = asyncio.create_task(jsonrpc_lines.serve(agent, card, str(path), started))
+    server = asyncio.create_task(jsonrpc_lines.serve(agent, card, str(path), started, **options))
     await asyncio.wait_for(started.wait(), 5)
     try:
-        reader, writer = await asyncio.open_unix_connection(str(path))
+        reader, writer = await asyncio.open_unix_connection(str(path), limit=1 << 24)
         writer.writelines(lines)
         await writer.drain()
         answers = [json.loads(await asyncio.wait_for(reader.readline(), 5)) for _ in range(expect)]
@@ -93,3 +96,43 @@ def test_a_conversation_over_lines(tmp_path: Path) -> None:
     first, second = asyncio.run(main())
     assert first["result"]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert "Hello, Ada!" in second["result"]["task"]["status"]["message"]["parts"][0]["text"]
+
+
+def _errors_logged(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+def test_a_line_longer_than_asyncios_default_limit_is_served(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    text = "x" * 100_000  # StreamReader's default limit is 64 KiB
+    lines = [call("SendMessage", {"message": message(text, "m-1")}, 1)]
+    (answer,) = asyncio.run(talk(echo.agent, echo.card, tmp_path / "d.sock", lines, 1))
+    assert answer["result"]["task"]["status"]["message"]["parts"][0]["text"] == f"Echo: {text}"
+    assert _errors_logged(caplog) == []
+
+
+def test_a_line_over_the_body_limit_is_refused_and_the_connection_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    limit = 4096
+    fits = call("SendMessage", {"message": message("x" * (limit - 200), "m-1")}, 1)
+    assert len(fits) - 1 <= limit
+    lines = [
+        call("SendMessage", {"message": message("x" * limit, "m-2")}, 2),  # just over
+        call("SendMessage", {"message": message("x" * 300 * limit, "m-3")}, 3),  # far over
+        fits,
+        call("GetTask", {"id": "no-such-task"}, 4),
+    ]
+    answers = asyncio.run(
+        talk(echo.agent, echo.card, tmp_path / "e.sock", lines, 4, max_body_bytes=limit)
+    )
+    refused, refused_too, *rest = answers
+    for error in (refused, refused_too):
+        assert error["id"] is None  # the line was never parsed
+        assert error["error"]["code"] == -32600
+        assert f"the limit is {limit} bytes" in error["error"]["message"]
+    by_id = {answer["id"]: answer for answer in rest}
+    assert by_id[1]["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert by_id[4]["error"]["code"] == -32001
+    assert _errors_logged(caplog) == []

@@ -18,6 +18,7 @@ Agents run in one of two ways:
 
 import functools
 import json
+import math
 import re
 from collections.abc import Callable, Coroutine, Mapping
 from datetime import UTC, datetime, timedelta
@@ -170,8 +171,8 @@ class Driver:
     """A whole server, synchronous and deterministic (see the module's docstring).
 
     ``agent`` is an agent function, a mapping of skill id to agent, or ``None`` to script every
-    run; ``config`` (or ``card`` and keyword options for :class:`~a2a_core.CoreConfig`) sets up
-    the core; the clock starts at ``start``.
+    run; ``config`` (or ``card`` and keyword options for :class:`~a2a_core.CoreConfig`, such as
+    ``task_ttl`` in seconds or as a timedelta) sets up the core; the clock starts at ``start``.
     """
 
     def __init__(
@@ -319,6 +320,11 @@ class Driver:
 
     def advance(self, seconds: float) -> None:
         """Move the clock on; every deadline the server set that passes fires on the way."""
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            raise UsageError(f"advance() takes a number of seconds, got {seconds!r}")
+        if not math.isfinite(seconds) or seconds < 0:
+            # The server's clock never goes back, and a deadline an infinity away never fires.
+            raise UsageError(f"advance() takes a finite, non-negative number, got {seconds!r}")
         target = self.now + timedelta(seconds=seconds)
         while self.server.wake_at is not None and self.server.wake_at <= target:
             self.now = max(self.now, self.server.wake_at)

@@ -1,5 +1,6 @@
 """The deterministic driver: whole-server behaviour, step by step, with no event loop."""
 
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import Any
@@ -139,6 +140,43 @@ def test_the_fake_clock_drives_expiry() -> None:
     assert driver.now == EPOCH + timedelta(seconds=61)
     assert driver.rpc("GetTask", {"id": task_id}).error()["code"] == -32001
     assert len(driver.server.tasks) == 0  # swept by the tick, not merely hidden
+
+
+@pytest.mark.parametrize("ttl", [60, 60.0, timedelta(seconds=60)])
+def test_a_ttl_may_be_given_in_seconds(ttl: float | timedelta) -> None:
+    driver = Driver(echo.agent, task_ttl=ttl)
+    sent = driver.send("bye")
+    driver.run_agents()
+    task_id = sent.result()["task"]["id"]
+    driver.advance(59)
+    assert "result" in driver.rpc("GetTask", {"id": task_id}).json()
+    driver.advance(2)
+    assert driver.rpc("GetTask", {"id": task_id}).error()["code"] == -32001
+
+
+@pytest.mark.parametrize(
+    ("ttl", "error", "message"),
+    [
+        (-5, ValueError, "task_ttl must be positive, got -5 seconds"),
+        (0, ValueError, "task_ttl must be positive"),
+        (timedelta(seconds=-1), ValueError, "task_ttl must be positive"),
+        (float("nan"), ValueError, "task_ttl must be a finite number of seconds, got nan"),
+        (float("inf"), ValueError, "task_ttl must be a finite number of seconds, got inf"),
+        (1e300, ValueError, "task_ttl must be at most a century"),
+        ("60", TypeError, "task_ttl must be a number of seconds or a timedelta, got '60'"),
+    ],
+)
+def test_a_bad_ttl_is_refused_when_given(ttl: Any, error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        Driver(echo.agent, task_ttl=ttl)
+
+
+@pytest.mark.parametrize("seconds", [-1, float("nan"), float("inf"), "5"])
+def test_the_clock_only_moves_on_by_a_real_duration(seconds: Any) -> None:
+    driver = Driver(echo.agent)
+    with pytest.raises(UsageError, match="advance"):
+        driver.advance(seconds)
+    assert driver.now == EPOCH
 
 
 def test_a_client_that_leaves_gets_nothing_and_holds_nothing() -> None:
