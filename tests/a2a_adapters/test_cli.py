@@ -143,6 +143,26 @@ def _one_line(finished: subprocess.CompletedProcess[str], status: int) -> str:
     return lines[0]
 
 
+def test_request_limits_are_command_line_options() -> None:
+    args = ["examples.echo:agent", "--port", "0", "--max-json-items", "40"]
+    with serving([*args, "--max-message-parts", "2", "--max-json-depth", "8"]) as server:
+        url = server.wait_for_url()
+        parts = ",".join(['{"text":"x"}'] * 3)
+        body = (
+            '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":'
+            '{"messageId":"m1","role":"ROLE_USER","parts":[%s]}}}'
+        )
+        three_parts = post_raw(url, (body % parts).encode())
+        many_items = post_raw(url, (body % ",".join(['{"text":"x"}'] * 20)).encode())
+        deep = post_raw(url, (body % '{"text":"x","metadata":{"a":[[[[[[1]]]]]]}}').encode())
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(STOP_TIMEOUT)
+    assert "at most 2" in three_parts.json()["error"]["message"]
+    assert many_items.status_code == 413
+    assert "the limit is 40" in many_items.json()["error"]["message"]
+    assert "nested more than 8 levels deep" in deep.json()["error"]["message"]
+
+
 def test_serve_answers_and_stops_on_sigterm() -> None:
     args = ["examples.echo:agent", "--card", "examples.echo:card", "--host", "127.0.0.1"]
     with serving([*args, "--port", "0"]) as server:
@@ -517,6 +537,12 @@ def test_start_up_mistakes_are_one_line(tmp_path: Path, args: list[str], message
         (["--auth-token", "s3cret"], "--auth-token: expected NAME=SECRET"),
         (["--api-key", "alice="], "--api-key: expected NAME=SECRET, with neither part empty"),
         (["--no-such-option"], "unrecognized arguments: --no-such-option"),
+        (["--shutdown-grace", "-1"], "argument --shutdown-grace: '-1' is not a finite number"),
+        (["--shutdown-grace", "inf"], "argument --shutdown-grace: 'inf' is not a finite number"),
+        (["--max-json-items", "0"], "argument --max-json-items: 0 is not a positive number"),
+        (["--max-json-depth", "deep"], "argument --max-json-depth: 'deep' is not a whole"),
+        (["--max-message-parts", "-3"], "argument --max-message-parts: -3 is not a positive"),
+        (["--max-task-messages", "0"], "argument --max-task-messages: 0 is not a positive"),
     ],
 )
 def test_bad_options_are_one_line(

@@ -19,6 +19,9 @@ def test_durations_may_be_seconds_or_timedeltas() -> None:
     assert config(task_ttl=0.25).task_ttl == timedelta(milliseconds=250)
     assert config(task_ttl=timedelta(hours=1)).task_ttl == timedelta(hours=1)
     assert config().task_ttl is None
+    assert config(direct_reply_window=0.2).direct_reply_window == timedelta(milliseconds=200)
+    assert config(direct_reply_window=0).direct_reply_window == timedelta(0)
+    assert config(direct_reply_window=None).direct_reply_window is None
 
 
 def test_the_error_mapping_may_be_named_by_its_version() -> None:
@@ -51,6 +54,11 @@ def test_push_allow_hosts_become_a_set_of_lower_case_names() -> None:
         ({"public_url": "https://"}, ValueError, "public_url must be an http:// or"),
         ({"rpc_path": "rpc"}, ValueError, "rpc_path must start with '/', got 'rpc'"),
         ({"default_page_size": 101}, ValueError, "default_page_size (101) must not exceed"),
+        ({"direct_reply_window": -1}, ValueError, "direct_reply_window must be positive"),
+        ({"max_json_items": 0}, ValueError, "max_json_items must be at least 1, got 0"),
+        ({"max_json_depth": 2.5}, TypeError, "max_json_depth must be an int, got 2.5"),
+        ({"max_message_parts": -1}, ValueError, "max_message_parts must be at least 1"),
+        ({"max_task_messages": 0}, ValueError, "max_task_messages must be at least 1, got 0"),
         (
             {"extended_card": "card.json"},
             TypeError,
