@@ -5,9 +5,9 @@ import errno
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from a2a_core import A2AError, AgentCard, V1Codec
 
@@ -18,6 +18,8 @@ from ._limits import ConnectionLimits
 from ._serve import _CORE_DEFAULTS, serve
 
 __all__ = ["main"]
+
+_N = TypeVar("_N", int, float)
 
 #: Exit statuses: a mistake in what was asked, and a refusal by the machine (the address).
 USAGE = 2
@@ -36,54 +38,38 @@ def _fail(message: str, status: int = USAGE) -> NoReturn:
     raise SystemExit(status)
 
 
-def _port(text: str) -> int:
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not from 0 to 65535 (0: any free port)")
-    return port
+def _number(
+    kind: Callable[[str], _N], what: str, accept: Callable[[_N], bool], wanted: str
+) -> Callable[[str], _N]:
+    """An argparse type: ``text`` read as ``kind`` (named ``what``), refused unless ``accept``
+    holds (saying it is not ``wanted``)."""
+
+    def parse(text: str) -> _N:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not accept(value):
+            shown = repr(text) if kind is float else str(value)  # nan, inf: as written
+            raise argparse.ArgumentTypeError(f"{shown} is not {wanted}")
+        return value
+
+    return parse
 
 
-def _seconds(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive, finite number of seconds")
-    return seconds
-
-
-def _grace(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(seconds) or seconds < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds, 0 or more")
-    return seconds
-
-
-def _count(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"{count} is not a positive number")
-    return count
-
-
-def _bytes(text: str) -> int:
-    try:
-        count = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
-    if count < 1:
-        raise argparse.ArgumentTypeError(f"{count} is not a positive number of bytes")
-    return count
+_port = _number(
+    int, "a port number", lambda p: 0 <= p <= 65535, "from 0 to 65535 (0: any free port)"
+)
+_seconds = _number(
+    float, "a number of seconds", lambda s: math.isfinite(s) and s > 0,
+    "a positive, finite number of seconds",
+)  # fmt: skip
+_grace = _number(
+    float, "a number of seconds", lambda s: math.isfinite(s) and s >= 0,
+    "a finite number of seconds, 0 or more",
+)  # fmt: skip
+_count = _number(int, "a whole number", lambda n: n >= 1, "a positive number")
+_bytes = _number(int, "a whole number of bytes", lambda n: n >= 1, "a positive number of bytes")
 
 
 def _parser() -> argparse.ArgumentParser:
