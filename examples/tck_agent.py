@@ -6,8 +6,11 @@ The kit drives the agent through the ``messageId`` prefix of each message (its
     python -m a2a_adapters serve examples.tck_agent:agent --card examples.tck_agent:card
 
 It also serves the 0.3.x kit, whose messages carry no such prefix: those are worked on for a
-second and answered with an artifact, as its reference agent does. It only uses the agent API
-and ``anyio.sleep``, so it runs unchanged on asyncio and trio.
+second and answered with an artifact, and the task then waits for the user's next message. The
+kit cancels, continues and reads those tasks after its ``message/send`` returns, and a send
+blocks (as the official SDK's does) until the task is terminal or waiting: so the task waits,
+as a conversation does, rather than ending. It only uses the agent API and ``anyio.sleep``, so
+it runs unchanged on asyncio and trio.
 """
 
 from collections.abc import AsyncIterator
@@ -48,8 +51,7 @@ card = AgentCard(
 
 #: How long ``test-resubscribe-message-id`` stays working (twice the kit's streaming timeout).
 RESUBSCRIBE_SECONDS = 4.0
-#: How long any other message takes: the 0.3.x kit cancels, continues and reads tasks while
-#: they are still working (its reference agent takes about as long).
+#: How long any other message takes (the 0.3.x kit's reference agent takes about as long).
 DEFAULT_SECONDS = 1.0
 
 _FILE = Part(raw=b"tck", media_type="text/plain", filename="output.txt")
@@ -117,9 +119,10 @@ async def agent(ctx: AgentContext) -> AsyncIterator[Update]:
             for update in updates:
                 yield update
             return
-    # Any other message (the 0.3.x kit's): work a while, then answer with an artifact.
+    # Any other message (the 0.3.x kit's): work a while, answer with an artifact, and wait for
+    # the next turn of the conversation.
     yield working()
     await anyio.sleep(DEFAULT_SECONDS)
     answer = f"Received: {ctx.text}"
     yield ArtifactChunk(text_artifact(answer, name="response"), last_chunk=True)
-    yield completed(answer)
+    yield input_required(f"{answer}. Anything else?")

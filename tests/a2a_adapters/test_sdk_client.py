@@ -153,8 +153,9 @@ async def test_rejected_task(tck_url: str) -> None:
 async def test_get_task_history_lengths(tck_url: str) -> None:
     async with sdk_client(tck_url) as client:
         first = (await sdk_send(client, tck_message("tck-input-required", "one"))).task
-        # Any other prefix completes the task: the follow-up answers the question.
-        done = (await sdk_send(client, sdk_message("two", task_id=first.id))).task
+        # The follow-up answers the question, and its prefix makes the agent complete the task.
+        answer = tck_message("tck-complete-task", "two", task_id=first.id)
+        done = (await sdk_send(client, answer)).task
         unset = await client.get_task(pb.GetTaskRequest(id=first.id))
         none = await client.get_task(pb.GetTaskRequest(id=first.id, history_length=0))
         last = await client.get_task(pb.GetTaskRequest(id=first.id, history_length=1))

@@ -343,7 +343,9 @@ def test_a_send_stream_ends_at_input_required_but_a_subscription_waits_for_the_e
         assert not subscription.ended
 
         # ...and ends only once a follow-up message completes the task.
-        follow_up = send_params("here is the input", task_id=task_id)
+        follow_up = send_params(
+            "here is the input", task_id=task_id, message_id=f"tck-complete-task-{new_id()}"
+        )
         done = result_of(rpc(tck_url, "SendMessage", follow_up))["task"]
         assert state_of(done) == COMPLETED
         rest = subscription.events()
