@@ -9,9 +9,10 @@ Each prints one JSON object. A fresh process per measurement keeps one server's 
 the other's memory reading.
 
 * ``core``: SendMessage requests per second from request bytes to response bytes, the echo
-  agent's two updates included. Ours is the sans-IO core alone, driven synchronously over the
-  core's in-memory tasks (no event loop at all); the SDK's is its ``DefaultRequestHandler``
-  called directly, with the JSON and protobuf conversions its JSON-RPC route does around it.
+  agent's two updates included. Ours is the sans-IO server machine alone (``a2a_core.Server``
+  keeping its tasks in memory), driven synchronously (no event loop at all); the SDK's is its
+  ``DefaultRequestHandler`` called directly, with the JSON and protobuf conversions its
+  JSON-RPC route does around it.
 * ``memory``: resident memory per stored completed task, after ``COUNT`` blocking sends through
   each server's whole request path short of HTTP (our ``Engine.handle``, the SDK's handler).
 * ``store``: mean latency of get, save and list-first-page on each server's in-memory store
@@ -59,99 +60,64 @@ def _rss_bytes() -> int:
 # --- core: decode, decide, encode ---------------------------------------------------------------
 
 
+def _machine(**options: Any) -> Any:
+    """Our server machine over its in-memory tasks, its clock and ids counting up."""
+    from a2a_core import Core, CoreConfig, MemoryTasks, Server
+    from benchmarks.servers.ours import CARD
+
+    ids = itertools.count()
+    return Server(
+        Core(CoreConfig(card=CARD, **options)),
+        store=MemoryTasks(),
+        new_id=lambda: f"id-{next(ids)}",
+    )
+
+
+def _answer_of(actions: list[Any]) -> bytes:
+    from a2a_core import Answer
+
+    return next(a.response.body for a in actions if isinstance(a, Answer))
+
+
 def core_ours(count: int) -> dict[str, Any]:
     from a2a_core import (
-        AgentOutput,
         ArtifactChunk,
-        AwaitTask,
-        Call,
-        Caller,
-        Context,
-        Core,
-        CoreConfig,
-        Decision,
         HttpRequest,
-        HttpResponse,
-        MemoryTasks,
-        Publish,
         StartRun,
         completed,
         text_artifact,
     )
-    from benchmarks.servers.ours import CARD
 
-    core = Core(CoreConfig(card=CARD))
-    tasks = MemoryTasks()
-    caller = Caller("anonymous", authenticated=False)
+    server = _machine()
     headers = {"content-type": "application/json", "a2a-version": "1.0"}
-    ids = itertools.count()
     epoch = datetime(2026, 1, 1, tzinfo=UTC)
-
-    def execute(inp: Any, n: int) -> Decision:
-        ctx = Context(epoch + timedelta(microseconds=n), lambda: f"id-{next(ids)}")
-        decision = core.decide(inp, tasks.read(core.needs(inp)), ctx)
-        if not tasks.commit(decision.writes):
-            raise RuntimeError("a conflict with no concurrency")
-        return decision
-
     bodies = [_send_body(n) for n in range(count)]
     started = time.perf_counter()
     for n, body in enumerate(bodies):
-        routed = core.handle_http(HttpRequest("POST", "/", headers, body), caller, "http://b")
-        assert not isinstance(routed, HttpResponse)
-        assert isinstance(routed.call, Call)
-        decision = execute(routed.call, n)
-        wait = decision.reply
-        start = next(e for e in decision.effects if isinstance(e, StartRun))
-        assert isinstance(wait, AwaitTask)
+        now = epoch + timedelta(microseconds=n)
+        server.receive(HttpRequest("POST", "/", headers, body), now, base_url="http://b")
+        start = next(a for a in server.take_actions() if isinstance(a, StartRun))
         text = start.context.message.parts[0].text or ""
         chunk = ArtifactChunk(text_artifact(text, artifact_id="echo"), last_chunk=True)
-        execute(AgentOutput(start.task_id, start.run, chunk), n)
-        done = execute(AgentOutput(start.task_id, start.run, completed()), n)
-        settled = next(e.record for e in done.effects if isinstance(e, Publish) and e.settled)
-        response = core.render(routed, core.settled_reply(wait, settled))
+        server.agent_output(start.task_id, start.run, chunk, now)
+        server.agent_output(start.task_id, start.run, completed(), now)
+        response = _answer_of(server.take_actions())
     seconds = time.perf_counter() - started
-    assert b"TASK_STATE_COMPLETED" in response.body, response.body
+    assert b"TASK_STATE_COMPLETED" in response, response
     return {"sends": count, "seconds": seconds, "per_second": count / seconds}
 
 
 def followups_ours(count: int) -> dict[str, Any]:
-    from a2a_core import (
-        AgentDone,
-        AwaitTask,
-        Call,
-        Caller,
-        Context,
-        Core,
-        CoreConfig,
-        Decision,
-        HttpRequest,
-        HttpResponse,
-        MemoryTasks,
-        Publish,
-        StartRun,
-        input_required,
-    )
-    from benchmarks.servers.ours import CARD
+    from a2a_core import HttpRequest, StartRun, input_required
 
-    caller = Caller("anonymous", authenticated=False)
     headers = {"content-type": "application/json", "a2a-version": "1.0"}
     epoch = datetime(2026, 1, 1, tzinfo=UTC)
 
     def conversation(configuration: dict[str, Any]) -> dict[str, float]:
         # Unbounded, to show what a turn costs however long the task (the default refuses a
         # follow-up past max_task_messages).
-        core = Core(CoreConfig(card=CARD, max_task_messages=None))
-        tasks = MemoryTasks()
-        ids = itertools.count()
+        server = _machine(max_task_messages=None)
         clock = itertools.count()
-
-        def execute(inp: Any) -> Decision:
-            ctx = Context(epoch + timedelta(microseconds=next(clock)), lambda: f"id-{next(ids)}")
-            decision = core.decide(inp, tasks.read(core.needs(inp)), ctx)
-            if not tasks.commit(decision.writes):
-                raise RuntimeError("a conflict with no concurrency")
-            return decision
 
         def turn(n: int, task_id: str) -> tuple[str, bytes]:
             message: dict[str, Any] = {
@@ -163,17 +129,13 @@ def followups_ours(count: int) -> dict[str, Any]:
                 message["taskId"] = task_id
             params = {"message": message, "configuration": configuration}
             body = {"jsonrpc": "2.0", "id": n, "method": "SendMessage", "params": params}
+            now = epoch + timedelta(microseconds=next(clock))
             request = HttpRequest("POST", "/", headers, json.dumps(body).encode())
-            routed = core.handle_http(request, caller, "http://b")
-            assert not isinstance(routed, HttpResponse)
-            assert isinstance(routed.call, Call)
-            decision = execute(routed.call)
-            wait = decision.reply
-            assert isinstance(wait, AwaitTask)
-            start = next(e for e in decision.effects if isinstance(e, StartRun))
-            done = execute(AgentDone(start.task_id, start.run, input_required("and then?")))
-            settled = next(e.record for e in done.effects if isinstance(e, Publish) and e.settled)
-            return start.task_id, core.render(routed, core.settled_reply(wait, settled)).body
+            server.receive(request, now, base_url="http://b")
+            start = next(a for a in server.take_actions() if isinstance(a, StartRun))
+            server.agent_done(start.task_id, start.run, now, value=input_required("and then?"))
+            answer = _answer_of(server.take_actions())
+            return start.context.task_id, answer
 
         task_id, _ = turn(0, "")
         spent: list[float] = []

@@ -8,11 +8,12 @@ A2A (routing, JSON-RPC and HTTP+JSON, validation, task states, streams, idempote
 core's; what is left is the loop every transport has:
 
 1. read bytes, let h11 say when a request is complete, hand it to ``server.receive``;
-2. answer at once, wait for the answer (a blocking send), or stream frames as they come;
-3. perform the server's actions: run agents in the nursery (feeding what they yield back),
-   stop them, deliver answers and stream frames to the connections waiting for them;
-4. call ``server.tick`` when ``server.wake_at`` comes (here: when a streamed send's agent has
-   not spoken within the direct-reply window, so that the client gets its task anyway).
+2. perform the server's actions: run agents in the nursery (feeding what they yield back),
+   stop them, deliver answers and stream frames to the connections waiting for them (the
+   server reads and writes its tasks in memory itself);
+3. call ``server.tick`` at start and when ``server.next_deadline()`` comes (here: when a
+   streamed send's agent has not spoken within the direct-reply window, so that the client
+   gets its task anyway).
 
 Deliberately small: one request at a time per connection, no push delivery (the card does not
 offer it). ``a2a_adapters`` is the full server.
@@ -20,13 +21,13 @@ offer it). ``a2a_adapters`` is the full server.
 
 import functools
 import sys
-from datetime import UTC, datetime
 from typing import Any
 
 import h11
 import trio
 
 from a2a_core import (
+    Action,
     Agent,
     AgentCard,
     Answer,
@@ -35,38 +36,39 @@ from a2a_core import (
     Frames,
     HttpRequest,
     HttpResponse,
+    MemoryTasks,
     Server,
     StartRun,
     StopRun,
-    Stream,
-    Waiting,
+    StreamOpened,
 )
 from examples import echo
+from examples._driving import drive, now
 
 MAX_BODY = 1024 * 1024
-
-
-def now() -> datetime:
-    return datetime.now(UTC)
 
 
 class H11Server:
     """The A2A server on one listening socket."""
 
     def __init__(self, agent: Agent, card: AgentCard, nursery: trio.Nursery) -> None:
-        self.server = Server(Core(CoreConfig(card=card, streaming=True)))
+        # Tasks in memory, which the server reads and writes itself.
+        config = CoreConfig(card=card, streaming=True)
+        self.server = Server(Core(config), store=MemoryTasks())
         self.agent = agent
         self.nursery = nursery
         self.runs: dict[str, tuple[int, trio.CancelScope]] = {}
         # Where answers and stream frames go: the connection waiting for them.
-        self.outboxes: dict[int, trio.MemorySendChannel[Answer | Frames]] = {}
+        self.outboxes: dict[int, trio.MemorySendChannel[Answer | StreamOpened | Frames]] = {}
         # Set when the server's next deadline may have moved earlier.
         self.rearm = trio.Event()
 
     async def timer(self) -> None:
-        """Tick the server whenever its ``wake_at`` comes."""
+        """Tick the server when it starts, and whenever its next deadline comes."""
+        self.server.tick(now())
+        self.perform()
         while True:
-            due = self.server.wake_at
+            due = self.server.next_deadline()
             with trio.move_on_after(
                 max((due - now()).total_seconds(), 0) if due is not None else float("inf")
             ):
@@ -79,7 +81,10 @@ class H11Server:
     # --- the server's actions -----------------------------------------------------------------
 
     def perform(self) -> None:
-        for action in self.server.take_actions():
+        self.perform_these(self.server.take_actions())
+
+    def perform_these(self, actions: list[Action]) -> None:
+        for action in actions:
             match action:
                 case StartRun():
                     scope = trio.CancelScope()
@@ -88,14 +93,18 @@ class H11Server:
                 case StopRun(task_id=task_id, run=run):
                     if self.runs.get(task_id, (None,))[0] == run:
                         self.runs.pop(task_id)[1].cancel()
-                case Answer(exchange=number) | Frames(stream=number):
+                case (
+                    Answer(exchange=number) | StreamOpened(exchange=number) | Frames(stream=number)
+                ):
                     outbox = self.outboxes.get(number)
                     if outbox is not None:
                         outbox.send_nowait(action)
+                case _:
+                    pass  # pushes (the card offers none) and problems (none to log here)
 
     async def run_agent(self, start: StartRun, scope: trio.CancelScope) -> None:
         with scope:
-            await self.server.drive(start, self.agent, now, self.perform)
+            await drive(self.server, start, self.agent, self.perform_these)
         if self.runs.get(start.task_id, (None,))[0] == start.run:
             del self.runs[start.task_id]
 
@@ -144,23 +153,17 @@ class H11Server:
         self, stream: trio.SocketStream, connection: h11.Connection, request: HttpRequest
     ) -> None:
         host = request.headers.get("host", "127.0.0.1")
-        received = self.server.receive(request, now(), base_url=f"http://{host}")
+        number = self.server.receive(request, now(), base_url=f"http://{host}")
         self.rearm.set()
-        outbox, inbox = trio.open_memory_channel[Answer | Frames](1000)
-        if isinstance(received, Waiting | Stream):
-            number = received.exchange if isinstance(received, Waiting) else received.stream
-            self.outboxes[number] = outbox
+        outbox, inbox = trio.open_memory_channel[Answer | StreamOpened | Frames](1000)
+        self.outboxes[number] = outbox
         self.perform()
         try:
-            match received:
-                case HttpResponse():
-                    await send_response(stream, connection, received, request.method)
-                case Waiting():
-                    answer = await inbox.receive()
-                    assert isinstance(answer, Answer)
-                    await send_response(stream, connection, answer.response, request.method)
-                case Stream(frames=frames, ended=ended):
-                    head = h11.Response(status_code=received.status, headers=list(received.headers))
+            match await inbox.receive():
+                case Answer(response=response):
+                    await send_response(stream, connection, response, request.method)
+                case StreamOpened(status=status, headers=headers, frames=frames, ended=ended):
+                    head = h11.Response(status_code=status, headers=list(headers))
                     await write(stream, connection, head)
                     for frame in frames:
                         await write(stream, connection, h11.Data(data=frame))
@@ -172,10 +175,8 @@ class H11Server:
                         ended = more.ended
                     await write(stream, connection, h11.EndOfMessage())
         finally:
-            if isinstance(received, Waiting | Stream):
-                number = received.exchange if isinstance(received, Waiting) else received.stream
-                self.outboxes.pop(number, None)
-                self.server.close(number)  # a client that left holds nothing
+            self.outboxes.pop(number, None)
+            self.server.client_left(number)  # a client that left holds nothing
 
 
 async def write(stream: trio.SocketStream, connection: h11.Connection, event: Any) -> None:

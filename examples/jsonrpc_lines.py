@@ -15,9 +15,9 @@ unread and answered with the core's own "too large" error, as an HTTP server ref
 
 import asyncio
 import sys
-from datetime import UTC, datetime
 
 from a2a_core import (
+    Action,
     Agent,
     AgentCard,
     Answer,
@@ -25,33 +25,33 @@ from a2a_core import (
     CoreConfig,
     Frames,
     HttpRequest,
-    HttpResponse,
+    MemoryTasks,
     Server,
     StartRun,
     StopRun,
-    Stream,
-    Waiting,
+    StreamOpened,
 )
 from examples import echo
+from examples._driving import drive, now
 
 #: How every line is presented to the core: a v1.0 JSON-RPC request.
 HEADERS = {"content-type": "application/json", "a2a-version": "1.0"}
 
 
-def now() -> datetime:
-    return datetime.now(UTC)
-
-
 class LinesServer:
     def __init__(self, agent: Agent, card: AgentCard, *, max_body_bytes: int = 8 << 20) -> None:
         config = CoreConfig(card=card, streaming=True, max_body_bytes=max_body_bytes)
-        self.server = Server(Core(config), sse=False)
+        # Tasks in memory, which the server reads and writes itself.
+        self.server = Server(Core(config), store=MemoryTasks(), sse=False)
         self.agent = agent
         self.runs: dict[str, tuple[int, asyncio.Task[None]]] = {}
-        self.outboxes: dict[int, asyncio.Queue[Answer | Frames]] = {}
+        self.outboxes: dict[int, asyncio.Queue[Answer | StreamOpened | Frames]] = {}
 
     def perform(self) -> None:
-        for action in self.server.take_actions():
+        self.perform_these(self.server.take_actions())
+
+    def perform_these(self, actions: list[Action]) -> None:
+        for action in actions:
             match action:
                 case StartRun():
                     task = asyncio.create_task(self.run_agent(action))
@@ -59,12 +59,16 @@ class LinesServer:
                 case StopRun(task_id=task_id, run=run):
                     if self.runs.get(task_id, (None,))[0] == run:
                         self.runs.pop(task_id)[1].cancel()
-                case Answer(exchange=number) | Frames(stream=number):
+                case (
+                    Answer(exchange=number) | StreamOpened(exchange=number) | Frames(stream=number)
+                ):
                     if number in self.outboxes:
                         self.outboxes[number].put_nowait(action)
+                case _:
+                    pass  # pushes (the card offers none) and problems (none to log here)
 
     async def run_agent(self, start: StartRun) -> None:
-        await self.server.drive(start, self.agent, now, self.perform)
+        await drive(self.server, start, self.agent, self.perform_these)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         calls: set[asyncio.Task[None]] = set()
@@ -85,25 +89,15 @@ class LinesServer:
             writer.close()
 
     async def answer(self, line: bytes, writer: asyncio.StreamWriter) -> None:
-        received = self.server.receive(HttpRequest("POST", "/", HEADERS, line.strip()), now())
-        number = 0  # answered at once
-        if isinstance(received, Waiting):
-            number = received.exchange
-        elif isinstance(received, Stream):
-            number = received.stream
-        outbox: asyncio.Queue[Answer | Frames] = asyncio.Queue()
-        if number:
-            self.outboxes[number] = outbox
+        number = self.server.receive(HttpRequest("POST", "/", HEADERS, line.strip()), now())
+        outbox: asyncio.Queue[Answer | StreamOpened | Frames] = asyncio.Queue()
+        self.outboxes[number] = outbox
         self.perform()
         try:
-            match received:
-                case HttpResponse(body=body):
-                    writer.write(body + b"\n")
-                case Waiting():
-                    answer = await outbox.get()
-                    assert isinstance(answer, Answer)
-                    writer.write(answer.response.body + b"\n")
-                case Stream(frames=frames, ended=ended):
+            match await outbox.get():
+                case Answer(response=response):
+                    writer.write(response.body + b"\n")
+                case StreamOpened(frames=frames, ended=ended):
                     writer.writelines(frame + b"\n" for frame in frames)
                     while not ended:
                         more = await outbox.get()
@@ -112,9 +106,8 @@ class LinesServer:
                         ended = more.ended
             await writer.drain()
         finally:
-            if number:
-                self.outboxes.pop(number, None)
-                self.server.close(number)
+            self.outboxes.pop(number, None)
+            self.server.client_left(number)
 
 
 async def read_line(reader: asyncio.StreamReader) -> bytes | None:

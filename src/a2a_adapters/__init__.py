@@ -7,7 +7,8 @@ task stores.
 
 from ._agents import AgentRegistry, load_object
 from ._auth import ANONYMOUS, ApiKeys, Authenticator, BearerTokens
-from ._engine import Engine, EngineFailed
+from ._engine import Engine
+from ._lifecycle import EngineFailed
 from ._limits import ConnectionLimits
 from ._push import PushSender, Resolver, resolve_host
 from ._serve import build_engine, default_card, serve

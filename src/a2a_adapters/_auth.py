@@ -1,9 +1,9 @@
 """Authentication: who is calling, decided before a request reaches the core.
 
 The core trusts the :class:`~a2a_core.Caller` it is given (the seed's "authenticated entry
-point"), so verifying credentials is the adapter's job, and a request with missing or wrong
-credentials is answered here with 401 and a ``WWW-Authenticate`` challenge, never passed on.
-Only the public agent card is served without credentials.
+point"), so verifying credentials is the adapter's job; a request with missing or wrong
+credentials is answered 401 with a ``WWW-Authenticate`` challenge per scheme, rendered by the
+core in the request's binding, and never passed on. Only the public card needs none.
 
 Secrets are compared by their SHA-256 digests, so a lookup takes the same time whatever the
 presented value shares with a real one.
@@ -30,6 +30,7 @@ __all__ = [
     "Authenticator",
     "BearerTokens",
     "authenticate",
+    "identify",
 ]
 
 #: The caller of a server that runs open: everyone shares its tasks.
@@ -105,23 +106,28 @@ class ApiKeys:
         return APIKeySecurityScheme(location="header", name=self.header, description="An API key")
 
 
-def authenticate(
-    core: Core, authenticators: Sequence[Authenticator], request: HttpRequest
-) -> Caller | HttpResponse:
-    """The caller of ``request``, or the 401 answer when it is not authenticated.
+def identify(authenticators: Sequence[Authenticator], request: HttpRequest) -> Caller | None:
+    """The caller ``request``'s credentials prove, or ``None`` when they prove none.
 
     With no authenticators the server runs open and every caller is :data:`ANONYMOUS`.
     """
-    if not authenticators or core.is_public(request):
+    if not authenticators:
         return ANONYMOUS
     for authenticator in authenticators:
         principal = authenticator.principal(request.headers)
         if principal is not None:
             return Caller(principal)
-    headers = [("content-type", "application/json")]
-    headers += [("www-authenticate", a.challenge()) for a in authenticators]
-    body = (
-        b'{"error":{"code":401,"status":"UNAUTHENTICATED",'
-        b'"message":"Missing or invalid credentials: see WWW-Authenticate and the agent card"}}'
-    )
-    return HttpResponse(401, tuple(headers), body)
+    return None
+
+
+def authenticate(
+    core: Core, authenticators: Sequence[Authenticator], request: HttpRequest
+) -> Caller | HttpResponse:
+    """The caller of ``request``, or the core's 401 answer (in the request's binding, with a
+    challenge per scheme) when it is not authenticated and needs to be."""
+    caller = identify(authenticators, request)
+    if caller is not None:
+        return caller
+    if core.is_public(request):
+        return ANONYMOUS
+    return core.unauthenticated(request, tuple(a.challenge() for a in authenticators))

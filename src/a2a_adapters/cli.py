@@ -13,7 +13,7 @@ from a2a_core import A2AError, AgentCard, V1Codec
 
 from ._agents import load_object
 from ._auth import ApiKeys, Authenticator, BearerTokens
-from ._engine import EngineFailed
+from ._lifecycle import EngineFailed
 from ._limits import ConnectionLimits
 from ._serve import _CORE_DEFAULTS, serve
 

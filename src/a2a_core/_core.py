@@ -55,6 +55,11 @@ class Core:
         request's ``path`` so that an HTTP+JSON route gets its own error format."""
         return self._front.too_large(path)
 
+    def unauthenticated(self, request: HttpRequest, challenges: tuple[str, ...]) -> HttpResponse:
+        """The 401 for a request whose credentials the adapter could not verify, in the
+        request's binding, with ``challenges`` as its ``WWW-Authenticate`` values."""
+        return self._front.unauthenticated(request, challenges)
+
     def internal_error(self, path: str, message: str) -> HttpResponse:
         """The answer for a request the adapter failed to handle through no fault of the
         client's (a store that failed, a bug): a protocol error in the binding of ``path``,

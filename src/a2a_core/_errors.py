@@ -33,6 +33,7 @@ __all__ = [
     "PushNotificationNotSupportedError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
+    "UnauthenticatedError",
     "UnsupportedOperationError",
     "UsageError",
     "VersionNotSupportedError",
@@ -165,6 +166,10 @@ class ExtensionSupportRequiredError(A2AError):
     """The agent requires an extension the client did not declare."""
 
 
+class UnauthenticatedError(A2AError):
+    """The request carried no credentials, or wrong ones (answered 401 with the challenges)."""
+
+
 class VersionNotSupportedError(A2AError):
     """The requested ``A2A-Version`` is not served here."""
 
@@ -193,6 +198,7 @@ ERROR_CODES: Mapping[type[A2AError], ErrorCodes] = {
     InvalidAgentResponseError:           _row(-32006, "INVALID_AGENT_RESPONSE", 500, 502, "INTERNAL", "Invalid agent response"),
     ExtendedAgentCardNotConfiguredError: _row(-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 400, 400, "FAILED_PRECONDITION", "Extended agent card is not configured"),
     ExtensionSupportRequiredError:       _row(-32008, "EXTENSION_SUPPORT_REQUIRED", 400, 400, "FAILED_PRECONDITION", "A required extension is not supported by the client"),
+    UnauthenticatedError:                _row(-32600, "UNAUTHENTICATED", 401, 401, "UNAUTHENTICATED", "Missing or invalid credentials"),
     VersionNotSupportedError:            _row(-32009, "VERSION_NOT_SUPPORTED", 400, 400, "FAILED_PRECONDITION", "Protocol version is not supported"),
 }
 # fmt: on

@@ -28,6 +28,7 @@ from ._errors import (
     MethodNotFoundError,
     ParseError,
     PayloadTooLargeError,
+    UnauthenticatedError,
     VersionNotSupportedError,
 )
 from ._inputs import Call, Caller, Dialect, Operation
@@ -376,7 +377,12 @@ class HttpFront:
     def render_error(self, rpc_id: RpcId, error: A2AError) -> HttpResponse:
         """A JSON-RPC error response (HTTP 200, as JSON-RPC over HTTP answers; 413 for size)."""
         body = error_body(rpc_id, error, self._codec.encode_error_details(error))
-        status = 413 if isinstance(error, PayloadTooLargeError) else 200
+        # JSON-RPC answers errors with 200, but for what HTTP itself must say (size, credentials).
+        status = (
+            error.codes.http
+            if isinstance(error, PayloadTooLargeError | UnauthenticatedError)
+            else 200
+        )
         return _json_response(body, status)
 
     def _result(self, call: Call, value: Any, *, rest: bool) -> Any:
@@ -445,6 +451,21 @@ class HttpFront:
         if rest and match_rest("POST", path) is not None:
             return self._rest_error(error)
         return self.render_error(None, error)
+
+    def unauthenticated(self, request: HttpRequest, challenges: tuple[str, ...]) -> HttpResponse:
+        """401 for a request without valid credentials, in its binding's error format, with a
+        ``WWW-Authenticate`` challenge per accepted scheme. The body is not read: nothing a
+        client that is not authenticated sends is parsed."""
+        error = UnauthenticatedError(
+            "Missing or invalid credentials: see WWW-Authenticate and the agent card"
+        )
+        path = request.path or "/"
+        if self._config.rest and path != self._config.rpc_path and match_rest(request.method, path):
+            response = self._rest_error(error)
+        else:
+            response = self.render_error(None, error)
+        extra = tuple(("www-authenticate", challenge) for challenge in challenges)
+        return HttpResponse(response.status, (*response.headers, *extra), response.body)
 
     def internal_error(self, path: str, message: str) -> HttpResponse:
         """The answer to a request the adapter failed to handle (the server's fault, not the

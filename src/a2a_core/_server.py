@@ -1,55 +1,122 @@
-"""A whole A2A server with no I/O: the core, tasks in memory, and an adapter's bookkeeping.
+"""The server machine: everything between decisions, with no I/O, over any store.
 
-The core decides one input at a time; a server around it also has to remember things between
-inputs: which agent run is current, which blocking sends wait for which task, which streams
-follow which task and how far each has got, and when the timer should next fire. The adapters'
-engine keeps that on an event loop over a pluggable async store. :class:`Server` keeps it with
-no loop at all, over :class:`MemoryTasks`, synchronously, so that
+The core decides one input at a time (:meth:`Core.decide`). A server around it must also
+remember things between inputs, and get their order right:
 
-* a custom transport (h11 on trio sockets, JSON-RPC lines over a pipe: ``examples/``) is a loop
-  that turns bytes into :meth:`Server.receive` calls and performs the actions it gets back, and
-* ``a2a_core.testing.Driver`` can replay any interleaving of requests, agent output, cancels,
-  disconnects and clock jumps, exactly and with no event loop.
+* which store operations are under way, what each is for, and what to do when one returns
+  (decide, commit, retry a decision whose writes lost a compare-and-set race, give up);
+* which requests wait for which task to settle, and that a waiter listens *before* the effects
+  that could settle its task run;
+* which streams follow which task, where each one's cursor is, when one must catch up from the
+  store's log (a resumed stream, a gap, a reader that fell behind);
+* which agent runs are under way, and that no run starts once shutdown has begun;
+* when the timer must next fire (expiry sweeps, held stream snapshots).
 
-Like h11's ``Connection``, it never calls out: every method takes the time as an argument, and
-what the outside world must do comes back as :data:`Action` values from :meth:`take_actions`
-(start or stop an agent run, answer a waiting request, send stream frames, deliver a push).
+:class:`Server` keeps all of that, and nothing else. Like h11's ``Connection`` or aioquic's
+``QuicConnection`` it never calls out: each method is told what happened (with the time) and
+returns at once; what the outside world must do next comes back from :meth:`Server.take_actions`
+as plain values. A transport (the asyncio and trio engine of ``a2a_adapters``, the examples,
+``a2a_core.testing.Driver``) only performs them:
+
+========================  ==================================================================
+action                    the transport…
+========================  ==================================================================
+:class:`Read`             reads the store, then calls :meth:`~Server.read_done` (or
+                          :meth:`~Server.read_failed`)
+:class:`Commit`           commits the writes, then calls :meth:`~Server.commit_done` (or
+                          :meth:`~Server.commit_failed`); a commit once started is finished
+:class:`StartRun`         runs the agent, feeding what it yields to :meth:`~Server.agent_output`
+                          (waiting for :class:`OutputTaken` before the next) and how it ended
+                          to :meth:`~Server.agent_done`
+:class:`StopRun`          cancels that run (and reports nothing more from it)
+:class:`Answer`           sends the response of exchange ``exchange``
+:class:`StreamOpened`     sends the head and first frames of a stream
+:class:`Frames`           sends more of a stream (then :meth:`~Server.frames_sent`, if the
+                          server was made with a ``stream_window``)
+:class:`Notify`           delivers a push notification
+:class:`OutputTaken`      lets the run that produced that output go on (or not)
+:class:`Problem`          logs it
+========================  ==================================================================
+
+Given a synchronous store (``Server(core, store=MemoryTasks())``), the server performs
+:class:`Read` and :class:`Commit` itself, inside the call that needs them, and never returns
+them: every answer is then among the actions of the call that caused it.
+
+Rules for transports: call the server from one thread at a time (it is not thread-safe), take
+the actions after every call, and after every call look at :meth:`Server.next_deadline` again:
+when it comes, call :meth:`Server.tick`.
 """
 
-import inspect
 import itertools
-from collections.abc import Callable
-from contextlib import aclosing
-from datetime import datetime
-from typing import Any, TypeVar, assert_never
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Protocol, assert_never
 
 import attrs
 
-from ._agent_api import Agent
+from ._agent_api import RunAbandoned
 from ._core import Core
 from ._effects import AwaitTask, Decision, Fail, Notify, Publish, Respond, StartRun, StopRun
+from ._errors import InternalError
 from ._http import Dispatch, HttpRequest, HttpResponse
-from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Caller, Context, Input, Tick
-from ._memory import MemoryTasks
-from ._storage import LogQuery, Reads
-from ._streams import Advance, OpenStream, StreamCursor, advance, open_cursor, release
+from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Context, Input, Tick
+from ._records import TaskRecord
+from ._storage import LoggedEvent, Put, Reads, Snapshot, Write
+from ._streams import Advance, OpenStream, StreamCursor, advance, log_page, open_cursor, release
 
-__all__ = ["Action", "Answer", "Frames", "Server", "Stream", "Waiting"]
+__all__ = [
+    "Action",
+    "Answer",
+    "Commit",
+    "Frames",
+    "OutputTaken",
+    "Problem",
+    "Read",
+    "Server",
+    "StreamOpened",
+    "SyncStore",
+]
+
+#: How often a decision is made again when its writes lose a compare-and-set race.
+MAX_ATTEMPTS = 16
+#: After an expiry sweep failed, how long before the next try.
+TICK_RETRY = timedelta(seconds=1)
+
+
+# --- actions -------------------------------------------------------------------------------------
 
 
 @attrs.frozen
-class Waiting:
-    """A request whose answer comes later (a blocking send): watch for its :class:`Answer`."""
+class Read:
+    """Read ``reads`` from the store; answer with :meth:`Server.read_done`."""
+
+    op: int
+    reads: Reads
+
+
+@attrs.frozen
+class Commit:
+    """Commit ``writes`` (all or none, compare-and-set); answer with :meth:`Server.commit_done`."""
+
+    op: int
+    writes: tuple[Write, ...]
+
+
+@attrs.frozen
+class Answer:
+    """The response to exchange ``exchange`` (then the exchange is over)."""
 
     exchange: int
+    response: HttpResponse
 
 
 @attrs.frozen
-class Stream:
-    """A request answered with an event stream: send the head and ``frames`` now; later frames
-    come as :class:`Frames` actions. ``ended``: the stream is complete already."""
+class StreamOpened:
+    """Exchange ``exchange`` is answered with a stream: send this head and ``frames`` now;
+    later frames come as :class:`Frames`. ``ended``: the stream is complete already."""
 
-    stream: int
+    exchange: int
     status: int
     headers: tuple[tuple[str, str], ...]
     frames: tuple[bytes, ...]
@@ -57,43 +124,106 @@ class Stream:
 
 
 @attrs.frozen
-class Answer:
-    """The response to a :class:`Waiting` request."""
-
-    exchange: int
-    response: HttpResponse
-
-
-@attrs.frozen
 class Frames:
-    """More of a stream (SSE frames, in order); ``ended``: send nothing more, close it."""
+    """More of stream ``stream`` (in order); ``ended``: send nothing more, close it."""
 
     stream: int
     frames: tuple[bytes, ...]
     ended: bool
 
 
-#: What the outside world must do: run an agent (feeding what it yields to
-#: :meth:`Server.agent_output` and how it ended to :meth:`Server.agent_done`), stop one, answer a
-#: waiting request, extend a stream, or POST a push notification.
-Action = StartRun | StopRun | Answer | Frames | Notify
+@attrs.frozen
+class OutputTaken:
+    """The output the run last yielded is decided; ``counts``: the run may go on. When it may
+    not (it finished its task, or was stopped or replaced), it need report nothing more."""
+
+    task_id: str
+    run: int
+    counts: bool
+
+
+@attrs.frozen
+class Problem:
+    """Something went wrong that no client can be told: the transport logs it."""
+
+    message: str
+
+
+#: What the outside world must do (see the module's docstring).
+Action = (
+    Read
+    | Commit
+    | StartRun
+    | StopRun
+    | Answer
+    | StreamOpened
+    | Frames
+    | Notify
+    | OutputTaken
+    | Problem
+)
+
+
+class SyncStore(Protocol):
+    """A store the server can use directly (``MemoryTasks`` is one)."""
+
+    def read(self, reads: Reads) -> Snapshot: ...
+
+    def commit(self, writes: Sequence[Write]) -> bool: ...
+
+
+# --- bookkeeping ----------------------------------------------------------------------------------
+
+
+@attrs.define
+class _Job:
+    """One input on its way through read, decide, commit."""
+
+    input: Input
+    #: The exchange a call answers (``None`` for agent output, ends of runs and ticks).
+    exchange: int | None = None
+    dispatch: Dispatch | None = None
+    attempts: int = 0
+    decision: Decision | None = None
 
 
 @attrs.define
 class _Waiter:
+    """A blocking send waiting for its task to settle past ``version``."""
+
     exchange: int
     dispatch: Dispatch
     wait: AwaitTask
+    version: int
 
 
 @attrs.define
 class _Follower:
+    """A stream following a task."""
+
     stream: int
     dispatch: Dispatch
     cursor: StreamCursor
+    #: A log read for it is under way.
+    reading: bool = False
+    #: The highest event number published for its task while it could not take events.
+    seen: int = 0
+    #: Batches sent and not yet acknowledged (with a ``stream_window``).
+    unsent: int = 0
+    #: It stopped taking events at its window; it reads the log once it has caught up.
+    behind: bool = False
 
 
-_E = TypeVar("_E", _Waiter, _Follower)
+@attrs.frozen
+class _LogRead:
+    stream: int
+
+
+@attrs.frozen
+class _Verify:
+    """Read a task whose waiter registered from a snapshot, in case it settled meanwhile."""
+
+    exchange: int
 
 
 def _counter_ids() -> Callable[[], str]:
@@ -102,29 +232,47 @@ def _counter_ids() -> Callable[[], str]:
 
 
 class Server:
-    """An A2A server as a synchronous state machine: inputs in, :data:`Action` values out."""
+    """An A2A server as a state machine: inputs in, :data:`Action` values out."""
 
     def __init__(
         self,
         core: Core,
         *,
+        store: SyncStore | None = None,
         new_id: Callable[[], str] | None = None,
-        tasks: MemoryTasks | None = None,
         sse: bool = True,
+        stream_window: int | None = None,
     ) -> None:
         self.core = core
+        #: The synchronous store the server performs its reads and commits on, if it has one.
+        self.store = store
         #: Stream frames are SSE frames (``data: …`` with ids), or, for a transport that frames
         #: messages its own way, each event's JSON alone.
         self.sse = sse
-        #: The tasks, as the store holds them (read it freely; write only through the server).
-        self.tasks = tasks if tasks is not None else MemoryTasks()
+        self._window = stream_window
         self._new_id = new_id or _counter_ids()
         self._numbers = itertools.count(1)
+        self._ops = itertools.count(1)
+        self._jobs: dict[int, _Job | _LogRead | _Verify] = {}
+        self._pending: dict[int, Read | Commit] = {}
         self._waiters: dict[str, list[_Waiter]] = {}
+        self._exchanges: dict[int, _Waiter] = {}
+        #: Exchanges whose request is still being decided and whose client is still there.
+        self._deciding: set[int] = set()
         self._followers: dict[str, list[_Follower]] = {}
+        self._streams: dict[int, _Follower] = {}
+        #: The streams holding a snapshot back until a time (see ``release``).
+        self._held: dict[int, _Follower] = {}
+        self._runs: dict[str, int] = {}
+        self._tick_at: datetime | None = None
+        self._ticking = False
+        # The first tick sweeps whatever expired while no server ran.
+        self._swept = False
+        self._closing = False
+        #: How many times a stream fell a whole window behind (and read on from the log).
+        self.stalls = 0
         self._actions: list[Action] = []
-        #: When :meth:`tick` should next be called (``None``: no deadline).
-        self.wake_at: datetime | None = None
+        self._inline: deque[Read | Commit] = deque()
 
     # --- inputs -------------------------------------------------------------------------------
 
@@ -133,35 +281,38 @@ class Server:
         request: HttpRequest,
         now: datetime,
         *,
-        caller: Caller = ANONYMOUS,
+        caller: Caller | None = ANONYMOUS,
+        challenges: tuple[str, ...] = (),
         base_url: str = "http://localhost",
-    ) -> HttpResponse | Waiting | Stream:
-        """Handle one request: answered now, answered later (:class:`Waiting`), or a stream.
+    ) -> int:
+        """Take one request; its answer comes as :class:`Answer` or :class:`StreamOpened`
+        with the exchange number returned.
 
-        ``caller`` is whom the transport authenticated (anonymous by default); ``base_url`` is
-        where the client reached the A2A root (for the card).
+        ``caller`` is whom the transport authenticated; ``None`` says the credentials were
+        missing or wrong: the request is then answered 401 with ``challenges`` as its
+        ``WWW-Authenticate`` values (unless it needs none: the public card). ``base_url`` is
+        where the client reached the A2A root.
         """
+        number = next(self._numbers)
+        if caller is None:
+            if not self.core.is_public(request):
+                self._act(Answer(number, self.core.unauthenticated(request, challenges)))
+                return number
+            caller = ANONYMOUS
         routed = self.core.handle_http(request, caller, base_url)
         if isinstance(routed, HttpResponse):
-            return routed
-        number = next(self._numbers)
-        decision = self._execute(routed.call, now, waiter=(number, routed))
-        match decision.reply:
-            case Respond() | Fail() as reply:
-                return self.core.render(routed, reply)
-            case AwaitTask():
-                return Waiting(number)
-            case OpenStream() as opened:
-                return self._open(number, routed, opened)
-            case None:  # pragma: no cover - the core answers every call
-                raise AssertionError("the core returned no reply for a call")
+            self._act(Answer(number, routed))
+        else:
+            self._deciding.add(number)
+            self._start(_Job(routed.call, number, routed), now)
+        self._settle(now)
+        return number
 
-    def agent_output(self, task_id: str, run: int, value: Any, now: datetime) -> bool:
-        """Run ``run`` of ``task_id``'s agent yielded ``value``. Returns whether the run still
-        counts: once it does not, its agent should be stopped (a :class:`StopRun` says so too)
-        and its end need not be reported."""
-        decision = self._execute(AgentOutput(task_id, run, value), now)
-        return not decision.run_over
+    def agent_output(self, task_id: str, run: int, value: Any, now: datetime) -> None:
+        """Run ``run`` of ``task_id``'s agent yielded ``value``; :class:`OutputTaken` says
+        when it is decided, and whether the run goes on."""
+        self._start(_Job(AgentOutput(task_id, run, value)), now)
+        self._settle(now)
 
     def agent_done(
         self,
@@ -173,55 +324,90 @@ class Server:
         error: BaseException | None = None,
     ) -> None:
         """Run ``run`` of ``task_id``'s agent returned ``value`` or raised ``error``."""
-        self._execute(AgentDone(task_id, run, value, error), now)
-
-    async def drive(
-        self,
-        start: StartRun,
-        agent: Agent,
-        now: Callable[[], datetime],
-        after_each: Callable[[], None],
-    ) -> None:
-        """Run ``start``'s agent to its end, feeding what it yields to :meth:`agent_output`
-        and how it ended to :meth:`agent_done`, calling ``after_each`` after every input (to
-        take the actions). It awaits nothing but the agent, so it runs on any event loop; a
-        transport stops a run (on :class:`StopRun`) by cancelling it its own way. An agent
-        whose output stops counting is closed at once.
-        """
-        task_id, run = start.task_id, start.run
-        try:
-            result: Any = agent(start.context)
-            if not inspect.isasyncgen(result):
-                self.agent_done(task_id, run, now(), value=await result)
-            else:
-                async with aclosing(result) as updates:
-                    async for value in updates:
-                        counts = self.agent_output(task_id, run, value, now())
-                        after_each()
-                        if not counts:
-                            return
-                self.agent_done(task_id, run, now())
-        except Exception as error:
-            self.agent_done(task_id, run, now(), error=error)
-        after_each()
+        self._start(_Job(AgentDone(task_id, run, value, error)), now)
+        self._settle(now)
 
     def tick(self, now: datetime) -> None:
-        """The time :attr:`wake_at` named has come (calling it early or late is harmless):
-        expired tasks go, and streamed sends whose agent has not spoken yet get their task."""
-        if self.wake_at is not None and self.wake_at <= now:
-            self.wake_at = None
-        self._execute(Tick(now), now)
-        for followers in list(self._followers.values()):
-            for follower in list(followers):
-                due = follower.cursor.release_at
-                if due is not None and due <= now:
-                    self._follow(follower, release(follower.cursor, now))
-        self._wake_for_streams()
+        """The time :meth:`next_deadline` named has come (calling it early or late is
+        harmless): expired tasks go, and streamed sends whose agent has not spoken yet get
+        their task. A transport ticks once when it starts, too, so that what expired while no
+        server ran is swept."""
+        sweep = self._tick_at is not None and self._tick_at <= now
+        if (sweep or not self._swept) and not self._ticking:
+            self._swept = True
+            self._tick_at = None
+            self._ticking = True
+            self._start(_Job(Tick(now)), now)
+        for follower in list(self._held.values()):
+            due = follower.cursor.release_at
+            if due is not None and due <= now:
+                self._deliver(follower, release(follower.cursor, now), now)
+        self._settle(now)
 
-    def close(self, exchange_or_stream: int) -> None:
-        """The client of a :class:`Waiting` request or a :class:`Stream` went away."""
-        _drop(self._waiters, exchange_or_stream)
-        _drop(self._followers, exchange_or_stream)
+    def client_left(self, exchange: int) -> None:
+        """The client of ``exchange`` (a waiting request, or a stream) went away: nothing more
+        is kept or sent for it. What it asked for goes on (a created task still runs)."""
+        self._deciding.discard(exchange)
+        waiter = self._exchanges.pop(exchange, None)
+        if waiter is not None:
+            _discard(self._waiters, waiter.wait.task_id, waiter)
+        follower = self._streams.pop(exchange, None)
+        if follower is not None:
+            self._held.pop(exchange, None)
+            _discard(self._followers, follower.cursor.task_id, follower)
+
+    def read_done(self, op: int, snapshot: Snapshot, now: datetime) -> None:
+        """The store answered :class:`Read` ``op``."""
+        self._read(op, snapshot, now)
+        self._settle(now)
+
+    def read_failed(self, op: int, now: datetime) -> None:
+        """The store could not answer :class:`Read` ``op`` (the transport logged why)."""
+        if self._pending.pop(op, None) is not None:
+            self._failed(op, "the store failed", now)
+        self._settle(now)
+
+    def commit_done(self, op: int, ok: bool, now: datetime) -> None:
+        """The store applied :class:`Commit` ``op`` (``ok``), or refused it: an expected
+        version no longer held, so the decision is made again on fresh data."""
+        self._committed(op, ok, now)
+        self._settle(now)
+
+    def commit_failed(self, op: int, now: datetime) -> None:
+        """The store could not apply :class:`Commit` ``op``, and nothing of it was written."""
+        if self._pending.pop(op, None) is not None:
+            self._failed(op, "the store failed", now)
+        self._settle(now)
+
+    def frames_sent(self, stream: int, now: datetime) -> None:
+        """A :class:`Frames` batch of ``stream`` went out (only with a ``stream_window``): a
+        stream that fell behind reads on from the log once it has sent all it was given."""
+        follower = self._streams.get(stream)
+        if follower is None:
+            return
+        follower.unsent = max(follower.unsent - 1, 0)
+        if follower.behind and follower.unsent == 0:
+            follower.behind = False
+            self._read_log(follower, now)
+        self._settle(now)
+
+    def begin_shutdown(self, now: datetime) -> None:
+        """The server is stopping: every stream ends now (its client resumes elsewhere with
+        ``Last-Event-ID``), and a run that would start is not started: its task is failed with
+        a record of why. Runs under way may still finish (see :meth:`abandon_runs`)."""
+        self._closing = True
+        for follower in list(self._streams.values()):
+            self._end(follower, ())
+        self._settle(now)
+
+    def abandon_runs(self, now: datetime) -> None:
+        """Stop every run still going (the graceful period is over), failing each task with a
+        record of why, so that none is left working with no agent behind it."""
+        for task_id, run in list(self._runs.items()):
+            self._act(StopRun(task_id, run))
+            self._start(_Job(AgentDone(task_id, run, error=RunAbandoned())), now)
+        self._runs.clear()
+        self._settle(now)
 
     # --- outputs ------------------------------------------------------------------------------
 
@@ -230,107 +416,334 @@ class Server:
         actions, self._actions = self._actions, []
         return actions
 
+    def next_deadline(self) -> datetime | None:
+        """When :meth:`tick` should next be called (``None``: nothing is waiting for a time)."""
+        due = self._tick_at if not self._ticking else None
+        for follower in self._held.values():
+            release_at = follower.cursor.release_at
+            if release_at is not None and (due is None or release_at < due):
+                due = release_at
+        return due
+
     @property
     def open_streams(self) -> int:
         """How many streams are still following a task."""
-        return sum(len(f) for f in self._followers.values())
+        return len(self._streams)
+
+    def following(self, task_id: str) -> int:
+        """How many streams follow task ``task_id`` (its store key)."""
+        return len(self._followers.get(task_id, ()))
 
     @property
     def waiting(self) -> int:
         """How many requests wait for their task to settle."""
-        return sum(len(w) for w in self._waiters.values())
+        return len(self._exchanges)
 
-    # --- read, decide, commit, perform --------------------------------------------------------
+    @property
+    def live_runs(self) -> int:
+        """How many agent runs are under way."""
+        return len(self._runs)
 
-    def _execute(
-        self, inp: Input, now: datetime, *, waiter: tuple[int, Dispatch] | None = None
-    ) -> Decision:
-        snapshot = self.tasks.read(self.core.needs(inp))
-        decision = self.core.decide(inp, snapshot, Context(now, self._new_id))
-        if not self.tasks.commit(decision.writes):
-            # One decider over memory it alone writes cannot lose a race.
-            raise AssertionError("a write conflicted in a single-threaded server")
+    @property
+    def busy(self) -> int:
+        """How many store operations are under way."""
+        return len(self._jobs)
+
+    # --- read, decide, commit -----------------------------------------------------------------
+
+    def _act(self, action: Action) -> None:
+        self._actions.append(action)
+
+    def _store(self, op: int, action: Read | Commit) -> None:
+        self._pending[op] = action
+        if self.store is not None:
+            self._inline.append(action)
+        else:
+            self._act(action)
+
+    def _settle(self, now: datetime) -> None:
+        """With a store of its own, perform the reads and commits the last input caused."""
+        store = self.store
+        while store is not None and self._inline:
+            action = self._inline.popleft()
+            if isinstance(action, Read):
+                self._read(action.op, store.read(action.reads), now)
+            else:
+                self._committed(action.op, store.commit(action.writes), now)
+
+    def _start(self, job: _Job, now: datetime) -> None:
+        op = next(self._ops)
+        self._jobs[op] = job
+        self._store(op, Read(op, self.core.needs(job.input)))
+
+    def _read(self, op: int, snapshot: Snapshot, now: datetime) -> None:
+        if self._pending.pop(op, None) is None:
+            return  # answered already (a transport's mistake; harmless)
+        job = self._jobs[op]
+        match job:
+            case _LogRead():
+                self._log_read(op, job, snapshot, now)
+            case _Verify():
+                del self._jobs[op]
+                self._verified(job, snapshot.task)
+            case _Job():
+                decision = self.core.decide(job.input, snapshot, Context(now, self._new_id))
+                if decision.writes:
+                    job.decision = decision
+                    self._store(op, Commit(op, decision.writes))
+                else:
+                    del self._jobs[op]
+                    self._finish(job, decision, snapshot, now)
+
+    def _committed(self, op: int, ok: bool, now: datetime) -> None:
+        if self._pending.pop(op, None) is None:
+            return
+        job = self._jobs[op]
+        assert isinstance(job, _Job)
+        if ok:
+            del self._jobs[op]
+            assert job.decision is not None
+            self._finish(job, job.decision, None, now)
+            return
+        job.attempts += 1
+        if job.attempts >= MAX_ATTEMPTS:
+            self._failed(op, f"its writes lost {MAX_ATTEMPTS} compare-and-set races in a row", now)
+            return
+        self._store(op, Read(op, self.core.needs(job.input)))  # decide again, on fresh data
+
+    def _failed(self, op: int, why: str, now: datetime) -> None:
+        """A store operation failed for good: say so to whoever waits on it."""
+        job = self._jobs.pop(op)
+        match job:
+            case _LogRead(stream=stream):
+                follower = self._streams.get(stream)
+                if follower is not None:
+                    error = InternalError("The stream failed: the server could not read the task")
+                    self._end(follower, (self.core.render_stream_error(follower.dispatch, error),))
+            case _Verify(exchange=exchange):
+                self._answer_error(exchange, why)
+            case _Job(input=Call()):
+                if job.exchange in self._deciding and job.dispatch is not None:
+                    self._deciding.discard(job.exchange)
+                    error = InternalError(f"Internal error: {why}; the failure was logged")
+                    self._act(Answer(job.exchange, self.core.render(job.dispatch, Fail(error))))
+            case _Job(input=AgentOutput(task_id=task_id, run=run)):
+                self._act(Problem(f"the output of run {run} of task {task_id} was lost: {why}"))
+                self._act(OutputTaken(task_id, run, counts=False))
+                self._act(StopRun(task_id, run))
+                self._start(_Job(AgentDone(task_id, run, error=InternalError())), now)
+            case _Job(input=AgentDone(task_id=task_id, run=run)):
+                self._act(Problem(f"the end of run {run} of task {task_id} was lost: {why}"))
+                self._end_run(task_id, run)
+            case _Job(input=Tick()):
+                self._act(Problem(f"the expiry sweep failed ({why}); it is tried again soon"))
+                self._ticking = False
+                self._wake_by(now + TICK_RETRY)
+
+    def _finish(
+        self, job: _Job, decision: Decision, snapshot: Snapshot | None, now: datetime
+    ) -> None:
+        """Perform a committed decision: reply, bookkeeping, effects, in that order."""
+        inp = job.input
         self._wake_by(decision.wake_at)
-        if waiter is not None and isinstance(decision.reply, AwaitTask):
-            # Registered before the effects run, so that the task cannot settle unseen.
-            number, dispatch = waiter
-            entry = _Waiter(number, dispatch, decision.reply)
-            self._waiters.setdefault(decision.reply.task_id, []).append(entry)
+        if isinstance(inp, Tick):
+            self._ticking = False
+        elif isinstance(inp, AgentOutput):
+            self._act(OutputTaken(inp.task_id, inp.run, counts=not decision.run_over))
+            if decision.run_over:
+                self._end_run(inp.task_id, inp.run)
+        elif isinstance(inp, AgentDone):
+            self._end_run(inp.task_id, inp.run)
+        if job.exchange in self._deciding and job.dispatch is not None:
+            # The reply first: a waiter listens before the effects that could settle its task.
+            self._deciding.discard(job.exchange)
+            self._reply(job.exchange, job.dispatch, decision, snapshot, now)
         for effect in decision.effects:
             match effect:
-                case StartRun() | StopRun() | Notify():
-                    self._actions.append(effect)
+                case StartRun(task_id=task_id, run=run):
+                    if self._closing:
+                        # Too late to start work: the task is failed with a record of why.
+                        self._start(_Job(AgentDone(task_id, run, error=RunAbandoned())), now)
+                    else:
+                        self._runs[task_id] = run
+                        self._act(effect)
+                case StopRun(task_id=task_id, run=run):
+                    self._end_run(task_id, run)
+                    self._act(effect)
+                case Notify():
+                    self._act(effect)
                 case Publish(record=record, events=events, settled=settled):
-                    for follower in list(self._followers.get(record.id, ())):
-                        self._follow(follower, advance(follower.cursor, events))
-                    if settled:
-                        for entry in self._waiters.pop(record.id, ()):
-                            reply = self.core.settled_reply(entry.wait, record)
-                            answer = self.core.render(entry.dispatch, reply)
-                            self._actions.append(Answer(entry.exchange, answer))
+                    self._publish(record, events, settled, now)
                 case _:
                     assert_never(effect)
-        return decision
+
+    def _end_run(self, task_id: str, run: int) -> None:
+        if self._runs.get(task_id) == run:
+            del self._runs[task_id]
+
+    # --- replies ------------------------------------------------------------------------------
+
+    def _reply(
+        self,
+        exchange: int,
+        dispatch: Dispatch,
+        decision: Decision,
+        snapshot: Snapshot | None,
+        now: datetime,
+    ) -> None:
+        match decision.reply:
+            case Respond() | Fail() as reply:
+                self._act(Answer(exchange, self.core.render(dispatch, reply)))
+            case AwaitTask() as wait:
+                written = [w for w in decision.writes if isinstance(w, Put)]
+                if written:
+                    # Our own write: the task settles only through later commits, whose
+                    # effects come after these.
+                    version = written[-1].record.version
+                    self._listen(_Waiter(exchange, dispatch, wait, version))
+                else:
+                    # Decided from a snapshot (a re-sent message): the task may have settled
+                    # since it was read. Listen, then look again.
+                    found = snapshot.task if snapshot is not None else None
+                    version = found.version if found is not None else 0
+                    self._listen(_Waiter(exchange, dispatch, wait, version))
+                    op = next(self._ops)
+                    self._jobs[op] = _Verify(exchange)
+                    self._store(op, Read(op, Reads(task_id=wait.task_id)))
+            case OpenStream() as opened:
+                self._open(exchange, dispatch, opened, now)
+            case None:  # pragma: no cover - the core answers every call
+                raise AssertionError("the core returned no reply for a call")
+
+    def _listen(self, waiter: _Waiter) -> None:
+        self._exchanges[waiter.exchange] = waiter
+        self._waiters.setdefault(waiter.wait.task_id, []).append(waiter)
+
+    def _verified(self, verify: _Verify, record: TaskRecord | None) -> None:
+        waiter = self._exchanges.get(verify.exchange)
+        if waiter is None or record is None:
+            return
+        if record.version > waiter.version and record.state.settled:
+            self._settled(waiter, record)
+
+    def _settled(self, waiter: _Waiter, record: TaskRecord) -> None:
+        self._exchanges.pop(waiter.exchange, None)
+        _discard(self._waiters, waiter.wait.task_id, waiter)
+        reply = self.core.settled_reply(waiter.wait, record)
+        self._act(Answer(waiter.exchange, self.core.render(waiter.dispatch, reply)))
+
+    def _answer_error(self, exchange: int, why: str) -> None:
+        waiter = self._exchanges.pop(exchange, None)
+        if waiter is None:
+            return
+        _discard(self._waiters, waiter.wait.task_id, waiter)
+        error = InternalError(f"Internal error: {why}; the failure was logged")
+        self._act(Answer(exchange, self.core.render(waiter.dispatch, Fail(error))))
+
+    def _publish(
+        self, record: TaskRecord, events: tuple[LoggedEvent, ...], settled: bool, now: datetime
+    ) -> None:
+        for follower in list(self._followers.get(record.id, ())):
+            if follower.reading or follower.behind:
+                follower.seen = max(follower.seen, record.seq)
+            else:
+                self._deliver(follower, advance(follower.cursor, events), now)
+        if settled:
+            for waiter in list(self._waiters.get(record.id, ())):
+                # A waiter that registered at a later version waits for a later settling.
+                if record.version > waiter.version:
+                    self._settled(waiter, record)
 
     # --- streams ------------------------------------------------------------------------------
 
-    def _open(self, number: int, dispatch: Dispatch, opened: OpenStream) -> Stream:
+    def _open(self, exchange: int, dispatch: Dispatch, opened: OpenStream, now: datetime) -> None:
         step = open_cursor(opened)
-        follower = _Follower(number, dispatch, step.cursor)
-        self._followers.setdefault(opened.task_id, []).append(follower)
-        frames = self._frames(follower, step, read_log=not step.cursor.done)
-        ended = follower.cursor.done
-        if ended:
-            self.close(number)
-        self._wake_by(follower.cursor.release_at)
+        follower = _Follower(exchange, dispatch, step.cursor)
+        frames = self._render(follower, step.frames)
         headers = self.core.stream_headers()
-        return Stream(number, 200, headers, frames, ended)
+        if step.cursor.done:
+            self._act(StreamOpened(exchange, 200, headers, frames, ended=True))
+            return
+        self._streams[exchange] = follower
+        self._followers.setdefault(opened.task_id, []).append(follower)
+        self._moved(follower, step.cursor)
+        self._act(StreamOpened(exchange, 200, headers, frames, ended=False))
+        # Events may have been committed since the decision's snapshot: the log has them.
+        self._read_log(follower, now)
 
-    def _wake_for_streams(self) -> None:
-        """Bring :attr:`wake_at` forward to the first held stream snapshot that is due."""
-        for followers in self._followers.values():
-            for follower in followers:
-                self._wake_by(follower.cursor.release_at)
+    def _render(self, follower: _Follower, frames: Iterable[LoggedEvent]) -> tuple[bytes, ...]:
+        render = self.core.render_event if self.sse else self.core.event_payload
+        return tuple(r for f in frames if (r := render(follower.dispatch, f)))
+
+    def _deliver(self, follower: _Follower, step: Advance, now: datetime) -> None:
+        """Send what ``step`` produced; read the log when it found a gap."""
+        self._moved(follower, step.cursor)
+        frames = self._render(follower, step.frames)
+        if step.cursor.done:
+            self._end(follower, frames)
+            return
+        if frames:
+            self._send(follower, frames)
+        if step.gap:
+            self._read_log(follower, now)
+
+    def _moved(self, follower: _Follower, cursor: StreamCursor) -> None:
+        follower.cursor = cursor
+        if cursor.release_at is not None:
+            self._held[follower.stream] = follower
+        else:
+            self._held.pop(follower.stream, None)
+
+    def _send(self, follower: _Follower, frames: tuple[bytes, ...]) -> None:
+        self._act(Frames(follower.stream, frames, ended=False))
+        if self._window is not None:
+            follower.unsent += 1
+            if follower.unsent >= self._window:
+                self.stalls += 1
+                follower.behind = True  # it reads the log once what it has is sent
+
+    def _end(self, follower: _Follower, frames: tuple[bytes, ...]) -> None:
+        self._act(Frames(follower.stream, frames, ended=True))
+        self.client_left(follower.stream)
+
+    def _read_log(self, follower: _Follower, now: datetime) -> None:
+        if follower.reading or follower.stream not in self._streams:
+            return
+        follower.reading = True
+        op = next(self._ops)
+        self._jobs[op] = _LogRead(follower.stream)
+        query = log_page(follower.cursor)
+        self._store(op, Read(op, Reads(task_id=query.task_id, log=query)))
+
+    def _log_read(self, op: int, job: _LogRead, snapshot: Snapshot, now: datetime) -> None:
+        del self._jobs[op]
+        follower = self._streams.get(job.stream)
+        if follower is None:
+            return  # its client left meanwhile
+        follower.reading = False
+        if snapshot.task is None:
+            self._end(follower, ())  # the task is gone (expired): nothing more will come
+            return
+        step = advance(follower.cursor, snapshot.log)
+        full_page = len(snapshot.log) == log_page(follower.cursor).limit
+        self._deliver(follower, step, now)
+        if follower.stream not in self._streams or follower.behind:
+            return
+        if full_page or follower.cursor.last_seq < max(follower.seen, snapshot.task.seq):
+            self._read_log(follower, now)  # there is more, or more came while reading
+
+    # --- the timer ----------------------------------------------------------------------------
 
     def _wake_by(self, due: datetime | None) -> None:
-        if due is not None and (self.wake_at is None or due < self.wake_at):
-            self.wake_at = due
-
-    def _follow(self, follower: _Follower, step: Advance) -> None:
-        frames = self._frames(follower, step, read_log=False)
-        if frames or follower.cursor.done:
-            self._actions.append(Frames(follower.stream, frames, follower.cursor.done))
-        if follower.cursor.done:
-            self.close(follower.stream)
-
-    def _frames(self, follower: _Follower, step: Advance, *, read_log: bool) -> tuple[bytes, ...]:
-        """Render ``step``'s frames; catch up from the log while the cursor says there is a gap
-        (a resumed stream, or one opened after events it must not miss)."""
-        frames: list[bytes] = []
-        while True:
-            render = self.core.render_event if self.sse else self.core.event_payload
-            frames.extend(r for f in step.frames if (r := render(follower.dispatch, f)))
-            follower.cursor = step.cursor
-            if step.cursor.done or not (read_log or step.gap):
-                return tuple(frames)
-            query = LogQuery(step.cursor.task_id, step.cursor.last_seq)
-            found = self.tasks.read(Reads(task_id=query.task_id, log=query))
-            if found.task is None:
-                follower.cursor = attrs.evolve(step.cursor, done=True)  # the task is gone
-                return tuple(frames)
-            step = advance(step.cursor, found.log)
-            read_log = len(found.log) == query.limit
+        if due is not None and (self._tick_at is None or due < self._tick_at):
+            self._tick_at = due
 
 
-def _drop(table: "dict[str, list[_E]]", number: int) -> None:
-    """Remove the waiter or follower numbered ``number`` from ``table``."""
-    for task_id, entries in list(table.items()):
-        kept = [e for e in entries if _number(e) != number]
+def _discard(table: "dict[str, list[Any]]", key: str, entry: object) -> None:
+    entries = table.get(key)
+    if entries is not None:
+        kept = [e for e in entries if e is not entry]
         if kept:
-            table[task_id] = kept
+            table[key] = kept
         else:
-            del table[task_id]
-
-
-def _number(entry: _Waiter | _Follower) -> int:
-    return entry.exchange if isinstance(entry, _Waiter) else entry.stream
+            del table[key]

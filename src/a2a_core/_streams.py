@@ -35,7 +35,7 @@ from datetime import datetime
 import attrs
 
 from ._model import Message, Task, TaskState, TaskStatusUpdateEvent
-from ._storage import LoggedEvent
+from ._storage import LoggedEvent, LogQuery
 
 __all__ = [
     "Advance",
@@ -43,6 +43,7 @@ __all__ = [
     "StreamCursor",
     "StreamMode",
     "advance",
+    "log_page",
     "open_cursor",
     "release",
 ]
@@ -131,6 +132,16 @@ def open_cursor(stream: OpenStream) -> Advance:
         return Advance(attrs.evolve(cursor, held=snapshot, hold_until=stream.hold_until), ())
     frame = LoggedEvent(stream.after, snapshot)
     return Advance(attrs.evolve(cursor, done=_ends(stream.mode, stream.state)), (frame,))
+
+
+#: How many logged events one catch-up read asks for.
+LOG_PAGE = 100
+
+
+def log_page(cursor: StreamCursor) -> LogQuery:
+    """The next page of the log a stream that must catch up reads: the events after its cursor.
+    A page that comes back full may have more behind it: read the next one."""
+    return LogQuery(cursor.task_id, cursor.last_seq, LOG_PAGE)
 
 
 def release(cursor: StreamCursor, now: datetime) -> Advance:

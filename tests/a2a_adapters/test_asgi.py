@@ -137,8 +137,8 @@ def test_a_blocking_send_whose_client_leaves_stops_waiting() -> None:
             with pytest.raises(httpx.ReadTimeout):
                 httpx.post(url + "/", json=body, headers={"A2A-Version": "1.0"}, timeout=0.3)
             # The task still works, but nobody waits for it any more.
-            assert wait_until(lambda: not engine._waiters, timeout=5)
-            assert engine._runs
+            assert wait_until(lambda: not engine.server.waiting, timeout=5)
+            assert engine.server.live_runs
     finally:
         release.set()
 

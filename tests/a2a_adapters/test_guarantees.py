@@ -16,9 +16,11 @@ from examples import multi_turn, skills
 from tests.a2a_adapters.support import (
     A2A_HEADERS,
     COMPLETED,
+    HTTP_TIMEOUT,
     INPUT_REQUIRED,
     card_of,
     endpoint,
+    error_info,
     error_of,
     new_id,
     result_of,
@@ -78,7 +80,12 @@ def test_requests_without_valid_credentials_get_401_with_a_challenge(secured: st
         response = send(secured, headers, send_params("hi"))
         assert response.status_code == 401
         assert response.headers["www-authenticate"].startswith("Bearer")
-        assert response.json()["error"]["status"] == "UNAUTHENTICATED"
+        # In the binding of the request: a JSON-RPC error here, google.rpc.Status on REST.
+        assert error_info(response.json()["error"])["reason"] == "UNAUTHENTICATED"
+    rest = httpx.get(f"{secured}/tasks/t-1", headers=A2A_HEADERS, timeout=HTTP_TIMEOUT)
+    assert rest.status_code == 401
+    assert rest.json()["error"]["status"] == "UNAUTHENTICATED"
+    assert rest.headers["www-authenticate"].startswith("Bearer")
 
 
 def test_the_card_is_public_and_declares_the_scheme(secured: str) -> None:

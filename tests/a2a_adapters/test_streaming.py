@@ -450,12 +450,9 @@ def test_a_stalled_reader_delays_neither_the_agent_nor_other_readers() -> None:
             assert len(seen) == 1 + burst + 1
             assert state_of(get_task(url, task_id)) == COMPLETED
 
-            # The stalled stream buffers a bounded number of events, and fell back on the log.
-            boxes = engine._mailboxes.get(task_id, set())
-            assert len(boxes) == 1, "the stalled stream got everything out: it never stalled"
-            [mailbox] = boxes
-            assert mailbox.pending <= MAX_BUFFERED_BATCHES
-            assert mailbox.overflows, "the stalled reader never overflowed: the test proves nothing"
+            # The stalled stream was given a bounded number of batches, then fell back on the log.
+            assert engine.server.following(task_id) == 1, "the stalled stream never stalled"
+            assert engine.server.stalls, "the stalled reader never fell behind: proves nothing"
 
             late = stalled.events()
             assert stalled.ended
@@ -528,9 +525,9 @@ def test_a_closed_stream_is_freed_while_its_task_goes_on() -> None:
         wait_for_state(url, task_id, {WORKING})
         with open_stream(url, "SubscribeToTask", {"id": task_id}) as stream:
             stream.events(1)
-            assert len(engine._mailboxes[task_id]) == 1
-        assert wait_until(lambda: task_id not in engine._mailboxes, timeout=FREE_TIMEOUT), (
-            "the server kept the closed subscription's mailbox"
+            assert engine.server.following(task_id) == 1
+        assert wait_until(lambda: not engine.server.following(task_id), timeout=FREE_TIMEOUT), (
+            "the server kept following for the closed subscription"
         )
 
         # The same for a streamed send, closed before its task settles.
@@ -538,14 +535,14 @@ def test_a_closed_stream_is_freed_while_its_task_goes_on() -> None:
         with open_stream(url, "SendStreamingMessage", params) as stream:
             [first] = stream.events(1)
             second_id = result_of_event(first)["task"]["id"]
-            assert len(engine._mailboxes[second_id]) == 1
-        assert wait_until(lambda: second_id not in engine._mailboxes, timeout=FREE_TIMEOUT)
+            assert engine.server.following(second_id) == 1
+        assert wait_until(lambda: not engine.server.following(second_id), timeout=FREE_TIMEOUT)
 
         assert state_of(get_task(url, task_id)) == WORKING, "closing a stream touched the task"
         gate.open()
         wait_for_state(url, task_id, {COMPLETED})
         wait_for_state(url, second_id, {COMPLETED})
-    assert engine._mailboxes == {}
+    assert engine.server.open_streams == 0
 
 
 def test_a_stream_whose_client_left_at_once_is_freed() -> None:
@@ -568,7 +565,7 @@ def test_a_stream_whose_client_left_at_once_is_freed() -> None:
                 with socket.create_connection(("127.0.0.1", port), timeout=HTTP_TIMEOUT) as s:
                     s.sendall(head + body)
             time.sleep(0.5)  # time for the server to take the requests (and open their streams)
-            freed = wait_until(lambda: task_id not in engine._mailboxes, timeout=2.0)
+            freed = wait_until(lambda: not engine.server.following(task_id), timeout=2.0)
             assert state_of(get_task(url, task_id)) == WORKING
         finally:
             gate.open()  # ends the task, and with it any stream still running

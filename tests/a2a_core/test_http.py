@@ -670,7 +670,8 @@ def test_every_error_renders_with_error_info(error_type: type[A2AError]) -> None
     routed = dispatch(core, rpc_request("GetTask", {"id": "t"}, "e"))
     response = core.render(routed, Fail(error_type(metadata={"k": "v"})))
     codes = ERROR_CODES[error_type]
-    error = rpc_error(response, 413 if codes.http == 413 else 200)
+    # JSON-RPC answers 200, except where HTTP itself must say it (size, credentials).
+    error = rpc_error(response, codes.http if codes.http in (401, 413) else 200)
     assert error["id"] == "e"
     assert error["error"]["code"] == codes.jsonrpc
     assert error["error"]["message"] == codes.message
@@ -680,6 +681,29 @@ def test_every_error_renders_with_error_info(error_type: type[A2AError]) -> None
         "domain": "a2a-protocol.org",
         "metadata": {"k": "v"},
     }
+
+
+@pytest.mark.parametrize(
+    ("request_", "kind"),
+    [
+        (HttpRequest("POST", "/", {"content-type": "application/json"}, b"{not read"), "rpc"),
+        (HttpRequest("GET", "/tasks/t-1", {"a2a-version": "1.0"}), "rest"),
+    ],
+)
+def test_the_401_is_rendered_in_the_requests_binding(request_: HttpRequest, kind: str) -> None:
+    response = make_core().unauthenticated(request_, ('Bearer realm="a2a"', "ApiKey"))
+    assert response.status == 401
+    assert [v for k, v in response.headers if k == "www-authenticate"] == [
+        'Bearer realm="a2a"',
+        "ApiKey",
+    ]
+    body = strict_json(response.body)
+    if kind == "rpc":
+        assert body["id"] is None  # the body was not parsed
+        assert error_info(body["error"])["reason"] == "UNAUTHENTICATED"
+    else:
+        assert body["error"]["status"] == "UNAUTHENTICATED"
+        assert body["error"]["code"] == 401
 
 
 # --- fuzz -------------------------------------------------------------------------------------

@@ -12,49 +12,39 @@ from typing import Any
 
 import pytest
 
-from a2a_core import (
-    Core,
-    CoreConfig,
-    Frames,
-    HttpRequest,
-    HttpResponse,
-    Notify,
-    Server,
-    StartRun,
-    Stream,
-    Waiting,
-)
+from a2a_core import CoreConfig, HttpRequest, HttpResponse
+from a2a_core.testing import Driver, Exchange
 
-from .support import CARD, EPOCH
+from .support import CARD
 
 V1 = {"content-type": "application/json", "a2a-version": "1.0"}
 V03 = {"content-type": "application/json"}
 SURROGATE = b"\\ud800"
 
 
-def make_server(**options: Any) -> Server:
+def make_server(**options: Any) -> Driver:
+    """The whole server, agents scripted by the test."""
     options.setdefault("card", CARD)
-    return Server(Core(CoreConfig(**options)))
+    return Driver(config=CoreConfig(**options))
 
 
-def post(
-    server: Server, body: bytes, headers: Mapping[str, str] = V1, path: str = "/"
-) -> HttpResponse | Waiting | Stream:
-    return server.receive(HttpRequest("POST", path, headers, body), EPOCH)
+def post(server: Driver, body: bytes, headers: Mapping[str, str] = V1, path: str = "/") -> Exchange:
+    return server.request(HttpRequest("POST", path, headers, body))
 
 
 def rpc_body(method: str, params: Any, rpc_id: Any = 1) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}).encode()
 
 
-def answer(reply: HttpResponse | Waiting | Stream) -> dict[str, Any]:
-    assert isinstance(reply, HttpResponse), reply
+def answer(exchange: Exchange) -> dict[str, Any]:
+    reply = exchange.response
+    assert isinstance(reply, HttpResponse), exchange
     assert reply.status in (200, 400, 413), reply
     document: dict[str, Any] = json.loads(reply.body)  # always valid UTF-8 JSON
     return document
 
 
-def error_of(reply: HttpResponse | Waiting | Stream) -> dict[str, Any]:
+def error_of(reply: Exchange) -> dict[str, Any]:
     document = answer(reply)
     assert "error" in document, document
     error: dict[str, Any] = document["error"]
@@ -71,7 +61,7 @@ def with_text(body: bytes, raw: bytes) -> bytes:
     return body.replace(b"PLACEHOLDER", raw)
 
 
-def listing(server: Server) -> list[dict[str, Any]]:
+def listing(server: Driver) -> list[dict[str, Any]]:
     tasks: list[dict[str, Any]] = answer(post(server, rpc_body("ListTasks", {})))["result"]["tasks"]
     return tasks
 
@@ -92,7 +82,7 @@ def test_a_lone_surrogate_in_a_v1_send_is_refused_and_not_stored(raw: bytes, cod
         assert "params.message.parts[0].text" in error["message"]
         assert "lone surrogate" in error["message"]
     assert len(server.tasks) == 0
-    assert server.take_actions() == []
+    assert server.runs == {}
 
 
 def test_a_legacy_send_with_a_lone_surrogate_stores_nothing_and_reads_still_work() -> None:
@@ -127,7 +117,7 @@ def test_a_lone_surrogate_in_metadata_keys_is_refused() -> None:
 def test_a_lone_surrogate_in_a_rest_body_is_400_naming_the_field() -> None:
     server = make_server()
     body = with_text(json.dumps({"message": message("PLACEHOLDER")}).encode(), SURROGATE)
-    reply = post(server, body, V1, "/message:send")
+    reply = post(server, body, V1, "/message:send").response
     assert isinstance(reply, HttpResponse)
     assert reply.status == 400
     error = json.loads(reply.body)["error"]
@@ -155,14 +145,13 @@ def test_the_deepest_allowed_request_goes_through_every_path() -> None:
         "message": message(metadata={"deep": deep(64 - 4)}),
         "configuration": {"taskPushNotificationConfig": {"url": "https://example.com/hook"}},
     }
-    reply = post(server, rpc_body("SendStreamingMessage", params))
-    assert isinstance(reply, Stream)
-    (start,) = [a for a in server.take_actions() if isinstance(a, StartRun)]
-    server.agent_done(start.task_id, start.run, EPOCH, value="done")
-    actions = server.take_actions()
-    frames = b"".join(f for a in actions if isinstance(a, Frames) for f in a.frames)
-    assert b"TASK_STATE_COMPLETED" in frames
-    assert all(json.loads(a.body) for a in actions if isinstance(a, Notify))
+    stream = post(server, rpc_body("SendStreamingMessage", params))
+    assert stream.stream
+    (start,) = server.runs.values()
+    server.agent_returns(start.task_id, "done")
+    assert b"TASK_STATE_COMPLETED" in b"".join(stream.frames)
+    assert server.pushes
+    assert all(json.loads(notify.body) for notify in server.pushes)
     got = answer(post(server, rpc_body("GetTask", {"id": start.task_id})))
     assert got["result"]["history"][0]["metadata"]["deep"] == deep(60)
     assert [t["id"] for t in listing(server)] == [start.task_id]
@@ -203,7 +192,7 @@ def test_hundreds_of_thousands_of_tiny_parts_are_refused_before_parsing() -> Non
         b'{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{"message":'
         b'{"messageId":"m","role":"ROLE_USER","parts":[' + parts + b"]}}}"
     )
-    reply = post(make_server(), body)
+    reply = post(make_server(), body).response
     assert isinstance(reply, HttpResponse)
     assert reply.status == 413
     error = json.loads(reply.body)["error"]
@@ -219,7 +208,7 @@ def test_more_parts_than_a_message_may_hold_are_refused_naming_the_field() -> No
     assert "params.message.parts" in error["message"]
     assert "at most 5" in error["message"]
     params = {"message": {**message(), "parts": [{"text": "x"}] * 5}}
-    assert isinstance(post(server, rpc_body("SendMessage", params)), Waiting)
+    assert not post(server, rpc_body("SendMessage", params)).answered  # it waits for the agent
 
 
 # --- agent output that could not be written back --------------------------------------------
@@ -238,9 +227,8 @@ def test_agent_output_that_is_not_json_fails_the_task_and_reads_still_work(value
     server = make_server()
     params = {"message": message(), "configuration": {"returnImmediately": True}}
     task_id = answer(post(server, rpc_body("SendMessage", params)))["result"]["task"]["id"]
-    (start,) = [a for a in server.take_actions() if isinstance(a, StartRun)]
     bad = value if isinstance(value, str) else Artifact("a", (Part(data={"x": {1, 2}}),))
-    server.agent_output(task_id, start.run, bad, EPOCH)
+    server.agent_yields(task_id, bad)
     got = answer(post(server, rpc_body("GetTask", {"id": task_id})))["result"]
     assert got["status"]["state"] == "TASK_STATE_FAILED"
     assert "Invalid agent response" in got["status"]["message"]["parts"][0]["text"]

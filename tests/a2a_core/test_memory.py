@@ -207,7 +207,7 @@ def test_a_turn_of_a_long_conversation_touches_as_many_message_ids_as_the_first(
     first = driver.send("start")
     driver.run_agents()
     task_id = first.result()["task"]["id"]
-    tasks = driver.server.tasks
+    tasks = driver.tasks
 
     def touched_by_a_turn() -> int:
         index = CountingDict(tasks._messages[ANONYMOUS_OWNER])

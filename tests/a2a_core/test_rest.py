@@ -55,6 +55,7 @@ from a2a_core import (
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
+    UnauthenticatedError,
     UnsupportedOperationError,
     advance,
     open_cursor,
@@ -934,6 +935,7 @@ HTTP_STATUS: dict[type[A2AError], tuple[int, int]] = {
     MethodNotFoundError: (404, 404),
     InternalError: (500, 500),
     PayloadTooLargeError: (413, 413),
+    UnauthenticatedError: (401, 401),
 }
 #: ErrorInfo reasons of the A2A errors (spec v1.0 §5.4).
 A2A_REASONS: dict[type[A2AError], str] = {

@@ -1,86 +1,528 @@
-"""Server.drive: an agent run fed to the server with no event loop (it awaits only the agent)."""
+"""The server machine over an asynchronous store, with no event loop.
+
+The store here is a :class:`Board`: the machine's :class:`Read` and :class:`Commit` actions wait
+on it until the test completes them, in whatever order it likes, with fresh data (a read sees
+the store as it is when completed) or with a refused commit. That is every interleaving an async
+store can produce, so the bookkeeping between decisions is tested here, once: waiters answered
+exactly once, streams in order and complete, retries bounded, failures answered, nothing kept
+for clients that left.
+"""
 
 import json
-from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
-import pytest
+import attrs
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from a2a_core import (
     Action,
     Answer,
+    Commit,
+    Core,
+    CoreConfig,
+    Frames,
     HttpRequest,
+    MemoryTasks,
+    OutputTaken,
+    Problem,
+    Read,
     Server,
     StartRun,
-    Waiting,
+    StopRun,
+    StreamOpened,
     completed,
+    input_required,
     working,
 )
+from a2a_core._server import MAX_ATTEMPTS
 
-from .support import EPOCH, make_core
+from .support import CARD, EPOCH
 
-
-def blocking_send(server: Server) -> tuple[Waiting, StartRun]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "SendMessage",
-        "params": {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}},
-    }
-    headers = {"content-type": "application/json", "a2a-version": "1.0"}
-    reply = server.receive(HttpRequest("POST", "/", headers, json.dumps(body).encode()), EPOCH)
-    assert isinstance(reply, Waiting)
-    (start,) = [a for a in server.take_actions() if isinstance(a, StartRun)]
-    return reply, start
+V1 = {"content-type": "application/json", "a2a-version": "1.0"}
 
 
-def finish(coroutine: Any) -> None:
-    with pytest.raises(StopIteration):
-        coroutine.send(None)
+def rpc(method: str, params: Any, rpc_id: int = 1) -> HttpRequest:
+    body = {"jsonrpc": "2.0", "id": rpc_id, "method": method, "params": params}
+    return HttpRequest("POST", "/", V1, json.dumps(body).encode())
 
 
-def test_drive_runs_the_agent_and_the_answer_comes_out() -> None:
-    server = Server(make_core())
-    waiting, start = blocking_send(server)
-    taken: list[Action] = []
-
-    async def agent(ctx: Any) -> AsyncIterator[Any]:
-        yield working()
-        yield completed("done")
-
-    finish(server.drive(start, agent, lambda: EPOCH, lambda: taken.extend(server.take_actions())))
-    (answer,) = [a for a in taken if isinstance(a, Answer)]
-    assert answer.exchange == waiting.exchange
-    result = json.loads(answer.response.body)["result"]["task"]
-    assert result["status"]["state"] == "TASK_STATE_COMPLETED"
+def message(text: str, message_id: str, **fields: Any) -> dict[str, Any]:
+    return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}], **fields}
 
 
-def test_an_agent_whose_output_stops_counting_is_closed() -> None:
-    server = Server(make_core())
-    _, start = blocking_send(server)
-    closed: list[bool] = []
+class Board:
+    """A server whose store operations wait until the test completes them."""
 
-    async def chatty(ctx: Any) -> AsyncIterator[Any]:
-        try:
-            yield completed("done")
-            yield working("still here")  # never asked for
-        finally:
-            closed.append(True)
+    def __init__(self, **options: Any) -> None:
+        options.setdefault("card", CARD)
+        options.setdefault("streaming", True)
+        window = options.pop("stream_window", None)
+        self.server = Server(Core(CoreConfig(**options)), stream_window=window)
+        self.tasks = MemoryTasks()
+        self.now = EPOCH
+        self.pending: dict[int, Read | Commit] = {}
+        self.seen: list[Action] = []
 
-    finish(server.drive(start, chatty, lambda: EPOCH, lambda: None))
-    assert closed == [True]
+    def take(self) -> list[Action]:
+        """The actions since the last call, the store's kept aside for the test to complete."""
+        fresh: list[Action] = []
+        for action in self.server.take_actions():
+            if isinstance(action, Read | Commit):
+                self.pending[action.op] = action
+            else:
+                fresh.append(action)
+        self.seen.extend(fresh)
+        return fresh
+
+    def complete(self, op: int, *, refuse: bool = False) -> list[Action]:
+        action = self.pending.pop(op)
+        if isinstance(action, Read):
+            self.server.read_done(op, self.tasks.read(action.reads), self.now)
+        else:
+            ok = not refuse and self.tasks.commit(action.writes)
+            self.server.commit_done(op, ok, self.now)
+        return self.take()
+
+    def settle(self) -> list[Action]:
+        """Complete every store operation, oldest first, until none is left."""
+        out = self.take()
+        while self.pending:
+            out += self.complete(min(self.pending))
+        return out
+
+    def receive(self, request: HttpRequest, **options: Any) -> int:
+        number = self.server.receive(request, self.now, **options)
+        self.take()
+        return number
+
+    def answers(self, number: int) -> list[Answer]:
+        return [a for a in self.seen if isinstance(a, Answer) and a.exchange == number]
+
+    def answer(self, number: int) -> dict[str, Any]:
+        (found,) = self.answers(number)
+        document: dict[str, Any] = json.loads(found.response.body)
+        return document
+
+    def run_of(self, task_id: str | None = None) -> StartRun:
+        runs = [a for a in self.seen if isinstance(a, StartRun)]
+        if task_id is not None:
+            runs = [r for r in runs if r.task_id == task_id]
+        return runs[-1]
 
 
-def test_an_agent_that_raises_fails_its_task() -> None:
-    server = Server(make_core())
-    _, start = blocking_send(server)
-    taken: list[Action] = []
+def send(board: Board, text: str = "hi", mid: str = "m-1", **configuration: Any) -> int:
+    params: dict[str, Any] = {"message": message(text, mid)}
+    if configuration:
+        params["configuration"] = configuration
+    return board.receive(rpc("SendMessage", params))
 
-    async def broken(ctx: Any) -> str:
-        raise ValueError("secret detail")
 
-    finish(server.drive(start, broken, lambda: EPOCH, lambda: taken.extend(server.take_actions())))
-    (answer,) = [a for a in taken if isinstance(a, Answer)]
-    task = json.loads(answer.response.body)["result"]["task"]
+# --- one request at a time --------------------------------------------------------------------
+
+
+def test_a_blocking_send_reads_commits_starts_and_answers_when_its_task_settles() -> None:
+    board = Board()
+    number = send(board)
+    assert [type(a) for a in board.pending.values()] == [Read]
+    board.settle()
+    assert [type(a) for a in board.seen] == [StartRun]  # committed, running, not answered
+    start = board.run_of()
+    board.server.agent_output(start.task_id, start.run, completed("done"), board.now)
+    out = board.settle()
+    assert OutputTaken(start.task_id, start.run, counts=False) in out
+    task = board.answer(number)["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert board.server.waiting == 0
+    assert board.server.live_runs == 0
+
+
+def test_a_refused_commit_is_decided_again_on_fresh_data() -> None:
+    board = Board()
+    number = send(board, returnImmediately=True)
+    board.complete(min(board.pending))  # the read
+    (commit,) = board.pending
+    board.complete(commit, refuse=True)
+    assert [type(a) for a in board.pending.values()] == [Read]  # read again
+    board.settle()
+    assert board.answer(number)["result"]["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
+    assert len(board.tasks) == 1
+
+
+def test_retries_are_bounded_and_end_in_a_clear_error() -> None:
+    board = Board()
+    number = send(board, returnImmediately=True)
+    for _ in range(MAX_ATTEMPTS):
+        board.complete(min(board.pending))  # read
+        board.complete(min(board.pending), refuse=True)  # commit, lost
+    assert not board.pending
+    error = board.answer(number)["error"]
+    assert error["code"] == -32603
+    assert "compare-and-set" in error["message"]
+    assert len(board.tasks) == 0
+    assert board.server.busy == 0
+
+
+def test_a_failed_read_is_an_internal_error_for_its_request_only() -> None:
+    board = Board()
+    failing = board.receive(rpc("GetTask", {"id": "t-1"}))
+    (op,) = board.pending
+    board.pending.clear()
+    board.server.read_failed(op, board.now)
+    board.take()
+    assert board.answer(failing)["error"]["code"] == -32603
+    fine = board.receive(rpc("GetTask", {"id": "t-1"}, rpc_id=2))
+    board.settle()
+    assert board.answer(fine)["error"]["code"] == -32001
+
+
+def test_output_whose_commit_failed_fails_the_task_with_a_record() -> None:
+    board = Board()
+    number = send(board)
+    board.settle()
+    start = board.run_of()
+    board.server.agent_output(start.task_id, start.run, working("on it"), board.now)
+    board.take()
+    board.complete(min(board.pending))  # read
+    (op,) = board.pending
+    board.pending.clear()
+    board.server.commit_failed(op, board.now)
+    out = board.settle()
+    assert OutputTaken(start.task_id, start.run, counts=False) in out
+    assert StopRun(start.task_id, start.run) in out
+    assert any(isinstance(a, Problem) for a in out)
+    task = board.answer(number)["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_FAILED"
-    assert b"secret detail" not in answer.response.body
+    assert "server failed" in task["status"]["message"]["parts"][0]["text"]
+
+
+def test_a_resent_message_whose_task_settles_before_it_is_decided_is_still_answered() -> None:
+    board = Board()
+    first = send(board, mid="same")
+    board.settle()
+    start = board.run_of()
+    again = send(board, mid="same")  # the re-send's read is issued...
+    (replay_read,) = board.pending
+    board.server.agent_output(start.task_id, start.run, completed("done"), board.now)
+    board.take()
+    for op in sorted(set(board.pending) - {replay_read}):  # ...the task settles meanwhile...
+        board.complete(op)
+    for op in sorted(board.pending):
+        board.complete(op)
+    while board.pending:  # ...and the re-send, decided from a snapshot, still gets its answer
+        board.complete(min(board.pending))
+    assert board.answer(first)["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert board.answer(again)["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert board.server.waiting == 0
+
+
+def test_a_stale_settling_does_not_answer_a_follow_up() -> None:
+    board = Board()
+    send(board, mid="m-1", returnImmediately=True)
+    board.settle()
+    start = board.run_of()
+    task_id = start.context.task_id
+    board.server.agent_output(start.task_id, start.run, input_required("name?"), board.now)
+    board.settle()
+    follow_up = board.receive(
+        rpc("SendMessage", {"message": message("Ada", "m-2", taskId=task_id)}, rpc_id=2)
+    )
+    board.settle()
+    assert board.answers(follow_up) == []  # the new run has not answered yet
+    second = board.run_of(start.task_id)
+    assert second.run == start.run + 1
+    board.server.agent_done(second.task_id, second.run, board.now, value="Hello, Ada")
+    board.settle()
+    assert board.answer(follow_up)["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_a_client_that_leaves_is_forgotten_and_its_task_goes_on() -> None:
+    board = Board()
+    number = send(board)
+    board.settle()
+    board.server.client_left(number)
+    assert board.server.waiting == 0
+    start = board.run_of()
+    board.server.agent_done(start.task_id, start.run, board.now, value="done")
+    board.settle()
+    assert board.answers(number) == []
+    assert board.tasks.read(_reads(start.task_id)).task is not None
+
+
+def _reads(task_id: str) -> Any:
+    from a2a_core import Reads
+
+    return Reads(task_id=task_id)
+
+
+def test_unauthenticated_requests_get_the_cores_401_and_the_public_card_does_not() -> None:
+    board = Board()
+    refused = board.receive(rpc("GetTask", {"id": "t"}), caller=None, challenges=("Bearer",))
+    card = board.receive(HttpRequest("GET", "/.well-known/agent-card.json"), caller=None)
+    (answer,) = board.answers(refused)
+    assert answer.response.status == 401
+    assert ("www-authenticate", "Bearer") in answer.response.headers
+    assert board.answers(card)[0].response.status == 200
+    assert not board.pending  # nothing was read for either
+
+
+# --- streams ----------------------------------------------------------------------------------
+
+
+def lines_of(board: Board, number: int) -> list[str]:
+    """The SSE lines stream ``number`` carried so far."""
+    found: list[str] = []
+    for action in board.seen:
+        if (isinstance(action, StreamOpened) and action.exchange == number) or (
+            isinstance(action, Frames) and action.stream == number
+        ):
+            for frame in action.frames:
+                found.extend(frame.decode().split("\n"))
+    return found
+
+
+def frames_of(board: Board, number: int) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in lines_of(board, number) if line.startswith("data: ")]
+
+
+def ended(board: Board, number: int) -> bool:
+    return any(
+        (isinstance(a, StreamOpened) and a.exchange == number and a.ended)
+        or (isinstance(a, Frames) and a.stream == number and a.ended)
+        for a in board.seen
+    )
+
+
+def test_a_subscription_opened_between_a_commit_and_its_publication_misses_nothing() -> None:
+    board = Board()
+    send(board, returnImmediately=True)
+    board.settle()
+    start = board.run_of()
+    task_id = start.context.task_id
+    number = board.receive(rpc("SubscribeToTask", {"id": task_id}, rpc_id=2))
+    subscribe_read = min(board.pending)
+    board.complete(subscribe_read)  # decided: the snapshot is the task as submitted
+    board.server.agent_output(start.task_id, start.run, working("step 1"), board.now)
+    board.take()
+    board.settle()  # the log read of the new stream, and the output's read and commit
+    board.server.agent_done(start.task_id, start.run, board.now, value="done")
+    board.settle()
+    events = frames_of(board, number)
+    assert next(iter(events[0]["result"])) == "task"
+    states = [e["result"]["statusUpdate"]["status"]["state"] for e in events[1:]]
+    assert states[-1] == "TASK_STATE_COMPLETED"
+    assert states.count("TASK_STATE_WORKING") == 1  # once, whatever the order of arrival
+    assert ended(board, number)
+    assert board.server.open_streams == 0
+
+
+def test_a_stream_over_its_window_reads_on_from_the_log_once_it_has_sent_all() -> None:
+    board = Board(stream_window=2)
+    send(board, returnImmediately=True)
+    board.settle()
+    start = board.run_of()
+    number = board.receive(rpc("SubscribeToTask", {"id": start.context.task_id}, rpc_id=2))
+    board.settle()
+    for step in range(5):
+        board.server.agent_output(start.task_id, start.run, working(f"step {step}"), board.now)
+        board.settle()
+    sent_before = len(frames_of(board, number))
+    assert board.server.stalls == 1
+    for _ in range(3):
+        board.server.frames_sent(number, board.now)
+        board.settle()
+    board.server.agent_done(start.task_id, start.run, board.now, value="done")
+    board.settle()
+    while not ended(board, number):
+        board.server.frames_sent(number, board.now)
+        board.settle()
+    events = frames_of(board, number)
+    assert len(events) > sent_before
+    texts = [
+        e["result"]["statusUpdate"]["status"]["message"]["parts"][0]["text"]
+        for e in events[1:-1]
+        if "statusUpdate" in e["result"]
+    ]
+    assert texts == [f"step {n}" for n in range(5)]
+
+
+def test_shutdown_ends_streams_and_fails_runs_that_would_start() -> None:
+    board = Board()
+    send(board, mid="m-1", returnImmediately=True)
+    board.settle()
+    stream = board.receive(rpc("SubscribeToTask", {"id": board.run_of().context.task_id}, 2))
+    board.settle()
+    board.server.begin_shutdown(board.now)
+    board.take()
+    assert ended(board, stream)
+    late = send(board, mid="m-2")
+    board.settle()
+    starts = [a for a in board.seen if isinstance(a, StartRun)]
+    assert len(starts) == 1  # the late send's run never started...
+    late_task = board.answer(late)["result"]["task"]
+    assert late_task["status"]["state"] == "TASK_STATE_FAILED"  # ...and says why
+    assert "server stopped" in late_task["status"]["message"]["parts"][0]["text"]
+    assert board.server.live_runs == 1
+    board.server.abandon_runs(board.now)
+    out = board.settle()
+    assert StopRun(starts[0].task_id, starts[0].run) in out
+    assert board.server.live_runs == 0
+
+
+def test_the_next_deadline_covers_expiry_and_held_snapshots() -> None:
+    board = Board(task_ttl=timedelta(seconds=60))
+    number = board.receive(rpc("SendStreamingMessage", {"message": message("x", "m-1")}))
+    board.settle()
+    assert board.server.next_deadline() == EPOCH + timedelta(milliseconds=50)
+    board.now += timedelta(milliseconds=50)
+    board.server.tick(board.now)
+    board.settle()
+    assert "task" in frames_of(board, number)[0]["result"]
+    start = board.run_of()
+    board.server.agent_done(start.task_id, start.run, board.now, value="done")
+    board.settle()
+    assert board.server.next_deadline() == board.now + timedelta(seconds=60)
+
+
+# --- any interleaving ---------------------------------------------------------------------------
+
+
+@attrs.define
+class Sent:
+    number: int
+    kind: str  # "wait", "stream", "get"
+    left: bool = False
+
+
+class Interleavings(RuleBasedStateMachine):
+    """Requests, store answers in any order (refusals too), agent output, clients leaving and
+    the clock moving: whatever the order, every request is answered once, every stream carries
+    its task's events once and in order and ends with the task, nothing is kept for a client
+    that left."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.board = Board(stream_window=4, task_ttl=timedelta(seconds=30))
+        self.sent: list[Sent] = []
+        self.ids = 0
+        self.busy_runs: set[tuple[str, int]] = set()  # runs whose last output is not taken
+
+    def runs(self) -> list[StartRun]:
+        """Runs still going (started, not stopped, not over), whose output may come."""
+        live: dict[tuple[str, int], StartRun] = {}
+        for action in self.board.seen:
+            if isinstance(action, StartRun):
+                live[action.task_id, action.run] = action
+            elif isinstance(action, StopRun) or (
+                isinstance(action, OutputTaken) and not action.counts
+            ):
+                live.pop((action.task_id, action.run), None)
+        return [r for key, r in live.items() if key not in self.busy_runs]
+
+    @rule(kind=st.sampled_from(["wait", "stream", "now"]))
+    def send(self, kind: str) -> None:
+        self.ids += 1
+        params: dict[str, Any] = {"message": message(f"t{self.ids}", f"m-{self.ids}")}
+        method = "SendStreamingMessage" if kind == "stream" else "SendMessage"
+        if kind == "now":
+            params["configuration"] = {"returnImmediately": True}
+        number = self.board.receive(rpc(method, params, self.ids))
+        self.sent.append(Sent(number, "stream" if kind == "stream" else "wait"))
+
+    @precondition(lambda self: self.runs())
+    @rule(data=st.data(), output=st.sampled_from(["work", "ask", "done", "end"]))
+    def agent(self, data: st.DataObject, output: str) -> None:
+        start = data.draw(st.sampled_from(self.runs()))
+        value = {"work": working("w"), "ask": input_required("?"), "done": completed("ok")}
+        if output == "end":
+            self.board.server.agent_done(start.task_id, start.run, self.board.now)
+        else:
+            self.busy_runs.add((start.task_id, start.run))
+            self.board.server.agent_output(start.task_id, start.run, value[output], self.board.now)
+        self.board.take()
+
+    @precondition(lambda self: self.board.pending)
+    @rule(data=st.data(), refuse=st.booleans())
+    def store_answers(self, data: st.DataObject, refuse: bool) -> None:
+        op = data.draw(st.sampled_from(sorted(self.board.pending)))
+        for action in self.board.complete(op, refuse=refuse and data.draw(st.booleans())):
+            if isinstance(action, OutputTaken):
+                self.busy_runs.discard((action.task_id, action.run))
+
+    @precondition(lambda self: any(not s.left for s in self.sent))
+    @rule(data=st.data())
+    def client_leaves(self, data: st.DataObject) -> None:
+        leaving = data.draw(st.sampled_from([s for s in self.sent if not s.left]))
+        leaving.left = True
+        self.board.server.client_left(leaving.number)
+
+    @rule(seconds=st.sampled_from([0.01, 0.05, 1, 40]))
+    def clock(self, seconds: float) -> None:
+        self.board.now += timedelta(seconds=seconds)
+        self.board.server.tick(self.board.now)
+        self.board.take()
+
+    @rule()
+    def frames_go_out(self) -> None:
+        for sent in self.sent:
+            if sent.kind == "stream" and not sent.left:
+                self.board.server.frames_sent(sent.number, self.board.now)
+        self.board.take()
+
+    @invariant()
+    def answered_at_most_once(self) -> None:
+        for sent in self.sent:
+            replies = [
+                a
+                for a in self.board.seen
+                if isinstance(a, Answer | StreamOpened) and a.exchange == sent.number
+            ]
+            assert len(replies) <= 1, replies
+
+    @invariant()
+    def nothing_is_kept_for_clients_that_left(self) -> None:
+        assert self.board.server.waiting + self.board.server.open_streams <= sum(
+            1 for s in self.sent if not s.left
+        )
+
+    def teardown(self) -> None:
+        # Let everything finish: complete the store's work, end every run, send every frame.
+        board = self.board
+        for _ in range(200):
+            board.settle()
+            for action in board.seen:
+                if isinstance(action, OutputTaken):
+                    self.busy_runs.discard((action.task_id, action.run))
+            runs = self.runs()
+            for start in runs:
+                board.server.agent_done(start.task_id, start.run, board.now, value="end")
+            self.frames_go_out()
+            if not runs and not board.pending:
+                break
+        board.settle()
+        for sent in self.sent:
+            if sent.left:
+                continue
+            replies = [
+                a
+                for a in board.seen
+                if isinstance(a, Answer | StreamOpened) and a.exchange == sent.number
+            ]
+            assert len(replies) == 1, (sent, replies)
+            if isinstance(replies[0], StreamOpened):
+                self.check_stream(sent.number)
+        assert board.server.waiting == 0
+        assert board.server.busy == 0
+
+    def check_stream(self, number: int) -> None:
+        """Once and in order: event numbers strictly increase, and the stream ended."""
+        assert ended(self.board, number), number
+        ids = [int(line[4:]) for line in lines_of(self.board, number) if line.startswith("id: ")]
+        assert ids == sorted(set(ids)), ids
+        assert ids == list(range(ids[0], ids[0] + len(ids))), ids  # no hole
+
+
+TestInterleavings = Interleavings.TestCase
+TestInterleavings.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)

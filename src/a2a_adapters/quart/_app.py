@@ -9,7 +9,8 @@ import asyncio
 from quart import Quart
 
 from a2a_adapters._asgi import FastPath
-from a2a_adapters._engine import ENGINES, Engine
+from a2a_adapters._engine import Engine
+from a2a_adapters._lifecycle import ENGINES
 from a2a_adapters._quart_glue import a2a_blueprint
 
 __all__ = ["a2a_blueprint", "create_app", "run_engine"]

@@ -37,7 +37,7 @@ import uvicorn
 from quart import Quart
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from a2a_adapters._engine import begin_shutdown, engine_failure, until_failed
+from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed
 from a2a_adapters._limits import DEFAULT_LIMITS, REFUSAL_LINGER, ConnectionLimits, Gate, refusal
 
 __all__ = ["serve_app"]

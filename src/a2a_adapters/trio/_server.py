@@ -40,7 +40,7 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState
 from quart_trio import QuartTrio
 
-from a2a_adapters._engine import begin_shutdown, engine_failure, until_failed
+from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed
 from a2a_adapters._limits import (
     DEFAULT_LIMITS,
     REFUSAL_LINGER,

@@ -37,13 +37,15 @@ from a2a_core import (
     Frames,
     HttpRequest,
     HttpResponse,
+    MemoryTasks,
     Notify,
+    OutputTaken,
+    Problem,
     Server,
     StartRun,
     StopRun,
-    Stream,
+    StreamOpened,
     UsageError,
-    Waiting,
 )
 
 __all__ = ["EPOCH", "Driver", "Exchange"]
@@ -188,7 +190,9 @@ class Driver:
             options.setdefault("streaming", True)
             config = CoreConfig(card=card or _CARD, **options)
         self.now = start
-        self.server = Server(Core(config))
+        #: The tasks, as the store holds them (read them freely; write only through requests).
+        self.tasks = MemoryTasks()
+        self.server = Server(Core(config), store=self.tasks)
         self._agents = agent
         #: The run of each task whose output still counts: its :class:`~a2a_core.StartRun`.
         self.runs: dict[str, StartRun] = {}
@@ -196,6 +200,10 @@ class Driver:
         self.stopped: list[StopRun] = []
         #: Every push notification the server asked to deliver, in order.
         self.pushes: list[Notify] = []
+        #: Every problem the server reported (what a transport would log).
+        self.problems: list[str] = []
+        # Whether each run's last output still counts, as the server said.
+        self._taken: dict[tuple[str, int], bool] = {}
         self._steppers: dict[str, _Stepper] = {}
         self._exchanges: dict[int, Exchange] = {}
         self._sent = 0  # messages sent with send(), for their default ids
@@ -208,15 +216,8 @@ class Driver:
 
     def request(self, request: HttpRequest, *, caller: Caller = ANONYMOUS) -> Exchange:
         """Send ``request``; its :class:`Exchange` fills in as the server answers."""
-        received = self.server.receive(request, self.now, caller=caller)
-        match received:
-            case HttpResponse():
-                exchange = Exchange(0, response=received)
-            case Waiting(exchange=number):
-                exchange = self._exchanges[number] = Exchange(number)
-            case Stream(stream=number, frames=frames, ended=ended):
-                exchange = Exchange(number, frames=list(frames), stream=True, ended=ended)
-                self._exchanges[number] = exchange
+        number = self.server.receive(request, self.now, caller=caller)
+        exchange = self._exchanges[number] = Exchange(number)
         self._pump()
         return exchange
 
@@ -257,7 +258,7 @@ class Driver:
 
     def disconnect(self, exchange: Exchange) -> None:
         """The client of ``exchange`` goes away (a waiting send, or a stream)."""
-        self.server.close(exchange.number)
+        self.server.client_left(exchange.number)
         self._exchanges.pop(exchange.number, None)
 
     # --- agents -------------------------------------------------------------------------------
@@ -271,7 +272,7 @@ class Driver:
         outcome, value = stepper.step()
         if outcome == "yield":
             if not stepper.over:
-                stepper.over = not self.server.agent_output(task_id, run, value, self.now)
+                stepper.over = not self._output(task_id, run, value)
                 if stepper.over:
                     self._drop_run(task_id, run)  # it may go on; nothing it does counts
         else:
@@ -298,9 +299,8 @@ class Driver:
         counts (this output finished the task), it leaves :attr:`runs`: its end need not be
         reported, as an adapter need not report it."""
         start = self._current(task_id)
-        if not self.server.agent_output(task_id, start.run, value, self.now):
+        if not self._output(task_id, start.run, value):
             self._drop_run(task_id, start.run)
-        self._pump()
 
     def agent_returns(self, task_id: str, value: Any = None) -> None:
         """Script: the current run of ``task_id`` returns ``value``."""
@@ -326,13 +326,19 @@ class Driver:
             # The server's clock never goes back, and a deadline an infinity away never fires.
             raise UsageError(f"advance() takes a finite, non-negative number, got {seconds!r}")
         target = self.now + timedelta(seconds=seconds)
-        while self.server.wake_at is not None and self.server.wake_at <= target:
-            self.now = max(self.now, self.server.wake_at)
+        while (due := self.server.next_deadline()) is not None and due <= target:
+            self.now = max(self.now, due)
             self.server.tick(self.now)
             self._pump()
         self.now = target
 
     # --- the server's actions -----------------------------------------------------------------
+
+    def _output(self, task_id: str, run: int, value: Any) -> bool:
+        """Feed one output of a run; whether the run still counts after it."""
+        self.server.agent_output(task_id, run, value, self.now)
+        self._pump()
+        return self._taken.pop((task_id, run))
 
     def _pump(self) -> None:
         for action in self.server.take_actions():
@@ -353,6 +359,13 @@ class Driver:
                     answered = self._exchanges.pop(number, None)
                     if answered is not None:
                         answered.response = response
+                case StreamOpened(exchange=number, frames=frames, ended=ended):
+                    opened = self._exchanges.get(number)
+                    if opened is not None:
+                        opened.stream, opened.ended = True, ended
+                        opened.frames.extend(frames)
+                        if ended:
+                            del self._exchanges[number]
                 case Frames(stream=number, frames=frames, ended=ended):
                     following = self._exchanges.get(number)
                     if following is not None:
@@ -362,6 +375,12 @@ class Driver:
                             del self._exchanges[number]
                 case Notify():
                     self.pushes.append(action)
+                case OutputTaken(task_id=task_id, run=run, counts=counts):
+                    self._taken[task_id, run] = counts
+                case Problem(message=message):
+                    self.problems.append(message)
+                case _:  # Read and Commit: the server performs them on its own store
+                    raise AssertionError(f"the driver's server asked for {action}")
 
     def _agent_for(self, skill_id: str) -> Agent:
         agents = self._agents

@@ -139,7 +139,7 @@ def test_the_fake_clock_drives_expiry() -> None:
     driver.advance(2)
     assert driver.now == EPOCH + timedelta(seconds=61)
     assert driver.rpc("GetTask", {"id": task_id}).error()["code"] == -32001
-    assert len(driver.server.tasks) == 0  # swept by the tick, not merely hidden
+    assert len(driver.tasks) == 0  # swept by the tick, not merely hidden
 
 
 @pytest.mark.parametrize("ttl", [60, 60.0, timedelta(seconds=60)])
