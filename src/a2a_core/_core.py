@@ -15,7 +15,7 @@ Agent output and ticks go through steps 2 to 4 only.
 
 from ._card_model import AgentCard
 from ._config import CoreConfig
-from ._effects import AwaitTask, Decision, Fail, Respond
+from ._effects import AwaitTask, Decision, Fail, Notify, Push, Respond
 from ._errors import A2AError
 from ._http import Dispatch, HttpFront, HttpRequest, HttpResponse
 from ._inputs import Caller, Context, Input
@@ -59,6 +59,10 @@ class Core:
         """The 401 for a request whose credentials the adapter could not verify, in the
         request's binding, with ``challenges`` as its ``WWW-Authenticate`` values."""
         return self._front.unauthenticated(request, challenges)
+
+    def notification(self, push: Push) -> Notify:
+        """The webhook delivery for a :class:`Push` effect (its body and headers)."""
+        return self._front.notification(push)
 
     def internal_error(self, path: str, message: str) -> HttpResponse:
         """The answer for a request the adapter failed to handle through no fault of the

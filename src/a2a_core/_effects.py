@@ -13,6 +13,7 @@ import attrs
 
 from ._agent_api import AgentContext
 from ._errors import A2AError
+from ._model import TaskPushNotificationConfig
 from ._records import TaskRecord
 from ._storage import LoggedEvent, Write
 from ._streams import OpenStream
@@ -25,6 +26,7 @@ __all__ = [
     "Notify",
     "OpenStream",
     "Publish",
+    "Push",
     "Reply",
     "Respond",
     "StartRun",
@@ -63,6 +65,16 @@ class Publish:
 
 
 @attrs.frozen
+class Push:
+    """Deliver ``event`` of task ``task_id`` to the webhook of ``config`` (the server machine
+    renders it into a :class:`Notify` at the edge: the reducer encodes no wire format)."""
+
+    task_id: str
+    config: TaskPushNotificationConfig
+    event: LoggedEvent
+
+
+@attrs.frozen
 class Notify:
     """POST ``body`` to a task's webhook (one event of its log, as a v1.0 ``StreamResponse``).
 
@@ -80,7 +92,7 @@ class Notify:
     guarded: bool = True
 
 
-Effect = StartRun | StopRun | Publish | Notify
+Effect = StartRun | StopRun | Publish | Push
 
 
 @attrs.frozen

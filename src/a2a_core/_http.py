@@ -18,10 +18,11 @@ import attrs
 
 from ._card import CardRenderer, etag_matches
 from ._config import CoreConfig
-from ._effects import Fail, Respond
+from ._effects import Fail, Notify, Push, Respond
 from ._errors import (
     A2AError,
     ContentTypeNotSupportedError,
+    ExtendedAgentCardNotConfiguredError,
     FieldViolation,
     InternalError,
     InvalidParamsError,
@@ -29,6 +30,7 @@ from ._errors import (
     ParseError,
     PayloadTooLargeError,
     UnauthenticatedError,
+    UnsupportedOperationError,
     VersionNotSupportedError,
 )
 from ._inputs import Call, Caller, Dialect, Operation
@@ -41,6 +43,7 @@ from ._model import (
     TaskPushNotificationConfig,
     TaskStatusUpdateEvent,
 )
+from ._push_policy import host_allowed, host_of
 from ._requests import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -175,10 +178,12 @@ LEGACY_METHODS: Mapping[str, tuple[Operation, type[Any], Any]] = {
 _V1_NAMES = {name: entry[0].value for name, entry in {**V03_METHODS, **LEGACY_METHODS}.items()}
 
 
-def _method(name: str) -> tuple[Dialect, Operation, type[Any], Any] | None:
+def _method(name: str, *, old_dialects: bool) -> tuple[Dialect, Operation, type[Any], Any] | None:
     if name in V1_METHODS:
         operation, request_type = V1_METHODS[name]
         return Dialect.V1_0, operation, request_type, _same
+    if not old_dialects:
+        return None
     for dialect, table in ((Dialect.V0_3, V03_METHODS), (Dialect.LEGACY, LEGACY_METHODS)):
         if name in table:
             return (dialect, *table[name])
@@ -287,14 +292,34 @@ class HttpFront:
                 dispatch = self._rest(request, found, caller)
             except _RestFailure as failure:
                 return self._rest_error(failure.error)
-        if (
-            dispatch.call.operation is Operation.GET_EXTENDED_CARD
-            and self._config.extended_card is not None
-            and caller.authenticated
-        ):
-            # Nothing to read or decide: the card is configuration.
-            return self.render(dispatch, Respond(self.cards.card(base_url, extended=True)))
+        if dispatch.call.operation is Operation.GET_EXTENDED_CARD:
+            # Nothing to read or decide: the card is configuration, answered here alone.
+            return self.render(dispatch, self._extended_card(dispatch.call, base_url))
         return dispatch
+
+    def _extended_card(self, call: Call, base_url: str) -> Respond | Fail:
+        if self._config.extended_card is None:
+            if call.dialect is not Dialect.V1_0:
+                # v0.3 has a code of its own for this (AuthenticatedExtendedCardNotConfigured).
+                return Fail(
+                    ExtendedAgentCardNotConfiguredError(
+                        "The agent has no authenticated extended card "
+                        "(supportsAuthenticatedExtendedCard is false)"
+                    )
+                )
+            return Fail(
+                UnsupportedOperationError(
+                    "This operation is not supported: the agent has no extended card "
+                    "(capabilities.extendedAgentCard is false)"
+                )
+            )
+        if not call.caller.authenticated:
+            return Fail(
+                UnsupportedOperationError(
+                    "The extended agent card is only served to authenticated callers"
+                )
+            )
+        return Respond(self.cards.card(base_url, extended=True))
 
     def serves(self, method: str, path: str) -> bool:
         """Whether ``path`` is an A2A endpoint (with any method: :meth:`route` answers a wrong
@@ -467,6 +492,24 @@ class HttpFront:
         extra = tuple(("www-authenticate", challenge) for challenge in challenges)
         return HttpResponse(response.status, (*response.headers, *extra), response.body)
 
+    def notification(self, push: Push) -> Notify:
+        """One webhook delivery: the event as a v1.0 ``StreamResponse``, with the config's
+        credentials, guarded unless its host is allow-listed (the rule ``url_problem`` used
+        when the config was created)."""
+        config = push.config
+        headers = [("content-type", "application/a2a+json")]
+        if config.authentication is not None:
+            auth = config.authentication
+            value = f"{auth.scheme} {auth.credentials}" if auth.credentials else auth.scheme
+            headers.append(("authorization", value))
+        if config.token:
+            headers.append(("x-a2a-notification-token", config.token))
+        body = dumps(self._codec.encode_event(push.event.event))
+        guarded = not host_allowed(host_of(config.url), self._config.push_allow_hosts)
+        return Notify(
+            push.task_id, config.id, push.event.seq, config.url, tuple(headers), body, guarded
+        )
+
     def internal_error(self, path: str, message: str) -> HttpResponse:
         """The answer to a request the adapter failed to handle (the server's fault, not the
         client's): -32603 on JSON-RPC, a ``google.rpc.Status`` with 500 on an HTTP+JSON route."""
@@ -490,7 +533,10 @@ class HttpFront:
         asked = _major_minor(version) if version else (0, 3)  # no header means 0.3 (§3.6.2)
         if asked is None or asked not in ((1, 0), (0, 3), (0, 2), (0, 1)):
             raise RpcFailure(rpc.id, self._version_error(version))
-        found = _method(rpc.method)
+        if asked != (1, 0) and not self._config.v03:
+            # The older dialects are off: only 1.0 is spoken.
+            raise RpcFailure(rpc.id, self._version_error(version))
+        found = _method(rpc.method, old_dialects=self._config.v03)
         if found is None or (found[0] is not Dialect.V1_0 and asked == (1, 0)):
             hint = f"; in A2A 1.0 it is {_V1_NAMES[rpc.method]!r}" if found else ""
             raise RpcFailure(

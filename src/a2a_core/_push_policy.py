@@ -115,7 +115,10 @@ def address_allowed(address: str | IPAddress) -> bool:
     return ip in _GLOBAL_UNICAST and ip.is_global
 
 
-def _host_allowed(host: str, allow_hosts: Collection[str]) -> bool:
+def host_allowed(host: str, allow_hosts: Collection[str]) -> bool:
+    """Whether ``host`` is allow-listed: compared as DNS compares names (case aside, and a
+    trailing dot aside). The one rule for both halves of the guard: a URL allowed when its
+    config is created is delivered unguarded, and only such a URL."""
     return host.lower().rstrip(".") in {h.lower().rstrip(".") for h in allow_hosts}
 
 
@@ -135,7 +138,7 @@ def url_problem(url: str, allow_hosts: Collection[str] = ()) -> str | None:
         return "the URL has no host"
     if parts.username or parts.password:
         return "credentials belong in the config's authentication, not in the URL"
-    if _host_allowed(host, allow_hosts):
+    if host_allowed(host, allow_hosts):
         return None
     try:
         ip = ipaddress.ip_address(host)

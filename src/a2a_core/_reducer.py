@@ -49,8 +49,8 @@ from ._effects import (
     Decision,
     Effect,
     Fail,
-    Notify,
     Publish,
+    Push,
     Reply,
     Respond,
     StartRun,
@@ -59,7 +59,6 @@ from ._effects import (
 from ._errors import (
     A2AError,
     ContentTypeNotSupportedError,
-    ExtendedAgentCardNotConfiguredError,
     FieldViolation,
     InvalidAgentResponseError,
     InvalidParamsError,
@@ -86,7 +85,6 @@ from ._model import (
 from ._push_policy import (
     auth_scheme_problem,
     header_value_problem,
-    host_of,
     url_problem,
     url_text_problem,
 )
@@ -117,7 +115,6 @@ from ._storage import (
     Write,
 )
 from ._streams import OpenStream, StreamMode
-from ._wire import dumps
 from ._wire_v1 import V1Codec
 
 __all__ = ["Reducer"]
@@ -278,21 +275,7 @@ class Reducer:
                 )
             case operation, _ if operation in _PUSH_OPERATIONS:
                 return self._push_call(call, snapshot, ctx)
-            case Operation.GET_EXTENDED_CARD, _ if self.config.extended_card is None:
-                if call.dialect is not Dialect.V1_0:
-                    # v0.3 has a code of its own for this (AuthenticatedExtendedCardNotConfigured).
-                    raise ExtendedAgentCardNotConfiguredError(
-                        "The agent has no authenticated extended card "
-                        "(supportsAuthenticatedExtendedCard is false)"
-                    )
-                raise UnsupportedOperationError(
-                    "This operation is not supported: the agent has no extended card "
-                    "(capabilities.extendedAgentCard is false)"
-                )
-            case Operation.GET_EXTENDED_CARD, _ if not call.caller.authenticated:
-                raise UnsupportedOperationError(
-                    "The extended agent card is only served to authenticated callers"
-                )
+        # GetExtendedAgentCard is the HTTP front's: configuration, nothing to decide.
         raise UnsupportedOperationError(  # pragma: no cover - every operation is matched above
             f"This operation is not supported: {call.operation.value}"
         )
@@ -690,27 +673,12 @@ class Reducer:
         if not logged:
             return put, ()
         publish = Publish(updated, logged, settled=updated.state.settled)
+        if not self.config.push_notifications:
+            return put, (publish,)  # configs stored while push was on are not served now
         pushes = [
-            self._notify(updated.id, config, event)
-            for event in logged
-            for config in updated.push_configs
+            Push(updated.id, config, event) for event in logged for config in updated.push_configs
         ]
         return put, (publish, *pushes)
-
-    def _notify(
-        self, task_id: str, config: TaskPushNotificationConfig, logged: LoggedEvent
-    ) -> Notify:
-        """One webhook delivery: the event as a v1.0 ``StreamResponse``, with the credentials."""
-        headers = [("content-type", "application/a2a+json")]
-        if config.authentication is not None:
-            auth = config.authentication
-            value = f"{auth.scheme} {auth.credentials}" if auth.credentials else auth.scheme
-            headers.append(("authorization", value))
-        if config.token:
-            headers.append(("x-a2a-notification-token", config.token))
-        body = dumps(self._codec.encode_event(logged.event))
-        guarded = host_of(config.url) not in self.config.push_allow_hosts
-        return Notify(task_id, config.id, logged.seq, config.url, tuple(headers), body, guarded)
 
     # --- visibility and expiry -----------------------------------------------------------------
 

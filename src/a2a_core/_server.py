@@ -57,7 +57,17 @@ import attrs
 
 from ._agent_api import RunAbandoned
 from ._core import Core
-from ._effects import AwaitTask, Decision, Fail, Notify, Publish, Respond, StartRun, StopRun
+from ._effects import (
+    AwaitTask,
+    Decision,
+    Fail,
+    Notify,
+    Publish,
+    Push,
+    Respond,
+    StartRun,
+    StopRun,
+)
 from ._errors import InternalError
 from ._http import Dispatch, HttpRequest, HttpResponse
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Context, Input, Tick
@@ -570,8 +580,8 @@ class Server:
                 case StopRun(task_id=task_id, run=run):
                     self._end_run(task_id, run)
                     self._act(effect)
-                case Notify():
-                    self._act(effect)
+                case Push():
+                    self._act(self.core.notification(effect))
                 case Publish(record=record, events=events, settled=settled):
                     self._publish(record, events, settled, now)
                 case _:

@@ -4,11 +4,13 @@ import json
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from a2a_core import (
+    ANONYMOUS,
     ERROR_CODES,
     A2AError,
     AgentCapabilities,
@@ -16,6 +18,7 @@ from a2a_core import (
     AgentDone,
     AgentInterface,
     AgentSkill,
+    AuthenticationInfo,
     AwaitTask,
     Call,
     Caller,
@@ -25,16 +28,25 @@ from a2a_core import (
     GetTaskRequest,
     HttpRequest,
     HttpResponse,
+    LoggedEvent,
+    MemoryTasks,
     Message,
+    Notify,
     Operation,
     Part,
+    Push,
     Respond,
     Role,
     SendMessageRequest,
+    Server,
+    StartRun,
     Task,
     TaskNotFoundError,
+    TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
+    TaskStatusUpdateEvent,
+    url_problem,
 )
 
 from .support import (
@@ -506,7 +518,7 @@ def test_a_valid_send_is_dispatched_with_its_caller() -> None:
     )
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", [m for m in METHODS if m != "GetExtendedAgentCard"])
 def test_every_v1_method_is_routed(method: str) -> None:
     all_params: dict[str, dict[str, Any]] = {
         "SendMessage": {"message": user_message_json()},
@@ -524,6 +536,34 @@ def test_every_v1_method_is_routed(method: str) -> None:
     params = all_params[method]
     routed = dispatch(make_core(), rpc_request(method, params))
     assert routed.call.operation.value == method
+
+
+def test_the_extended_card_is_answered_by_the_front_alone() -> None:
+    """Configuration, not task state: nothing is read or decided for it."""
+    request = rpc_request("GetExtendedAgentCard", {})
+    unconfigured = answer(make_core(), request)
+    assert rpc_error(unconfigured)["error"]["code"] == -32004
+    extended = attrs.evolve(CARD, name="Extended")
+    core = make_core(extended_card=extended)
+    anonymous = core.handle_http(request, ANONYMOUS, BASE)
+    assert isinstance(anonymous, HttpResponse)
+    assert rpc_error(anonymous)["error"]["code"] == -32004  # refused
+    served = answer(core, request)  # Alice, authenticated
+    assert isinstance(served, HttpResponse)
+    assert json.loads(served.body)["result"]["name"] == "Extended"
+
+
+def test_with_the_old_dialects_off_only_v1_is_spoken() -> None:
+    core = make_core(v03=False)
+    old = rpc_request(
+        "message/send",
+        {"message": user_message_json()},
+        headers={"content-type": "application/json"},
+    )
+    assert rpc_error(answer(core, old))["error"]["code"] == -32009
+    legacy = rpc_request("tasks/get", {"id": "t"}, headers={**RPC_HEADERS, "a2a-version": "0.1"})
+    assert rpc_error(answer(core, legacy))["error"]["code"] == -32009
+    assert isinstance(handle(core, rpc_request("GetTask", {"id": "t"})), Dispatch)
 
 
 def test_send_results_are_wrapped_in_their_oneof_key() -> None:
@@ -871,3 +911,58 @@ def test_fuzz_dispatched_calls_are_decided_and_rendered(body: bytes, principal: 
     body_json = strict_json(response.body)
     assert ("result" in body_json) != ("error" in body_json)
     assert body_json["id"] == routed.rpc_id
+
+
+# --- webhook deliveries, rendered at the edge -----------------------------------------------
+
+
+def _push(url: str, **config: Any) -> Any:
+    status = TaskStatusUpdateEvent("t-1", "c-1", TaskStatus(TaskState.WORKING))
+    return Push(
+        "t-1", TaskPushNotificationConfig(url=url, id="p-1", **config), LoggedEvent(3, status)
+    )
+
+
+def test_a_notification_carries_the_event_and_the_credentials() -> None:
+    push = _push(
+        "https://hooks.example/a2a", token="tok", authentication=AuthenticationInfo("Bearer", "s3")
+    )
+    notify = make_core(push_notifications=True).notification(push)
+    assert (notify.task_id, notify.config_id, notify.seq) == ("t-1", "p-1", 3)
+    assert dict(notify.headers) == {
+        "content-type": "application/a2a+json",
+        "authorization": "Bearer s3",
+        "x-a2a-notification-token": "tok",
+    }
+    assert json.loads(notify.body)["statusUpdate"]["status"]["state"] == "TASK_STATE_WORKING"
+    assert notify.guarded
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1/hook", "http://127.0.0.1./hook", "http://LOCALHOST/x"]
+)
+def test_one_allow_list_rule_for_creating_and_delivering(url: str) -> None:
+    allowed = frozenset({"127.0.0.1", "localhost"})
+    core = make_core(push_notifications=True, push_allow_hosts=allowed)
+    assert url_problem(url, allowed) is None  # accepted when the config is created...
+    assert not core.notification(_push(url)).guarded  # ...and delivered unguarded alike
+
+
+def test_no_notification_goes_out_while_push_is_off() -> None:
+    """A task whose configs were stored while push was on gets no deliveries once it is off."""
+    tasks = MemoryTasks()
+    on = Server(make_core(push_notifications=True), store=tasks)
+    params = {
+        "message": user_message_json(),
+        "configuration": {
+            "returnImmediately": True,
+            "taskPushNotificationConfig": {"url": "https://hooks.example/a2a"},
+        },
+    }
+    on.receive(rpc_request("SendMessage", params), datetime(2026, 1, 1, tzinfo=UTC))
+    actions = on.take_actions()
+    assert any(isinstance(a, Notify) for a in actions)
+    (start,) = [a for a in actions if isinstance(a, StartRun)]
+    off = Server(make_core(push_notifications=False), store=tasks)
+    off.agent_done(start.task_id, start.run, datetime(2026, 1, 1, tzinfo=UTC), value="done")
+    assert not any(isinstance(a, Notify) for a in off.take_actions())

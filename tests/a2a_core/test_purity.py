@@ -1,8 +1,10 @@
-"""The dependency rule: the core imports no I/O, no clock and no randomness.
+"""The dependency rule: the core imports no I/O, no clock and no randomness, and awaits nothing.
 
 Every file under ``src/a2a_core`` is parsed (not imported) and scanned for imports of the
 forbidden modules and for calls that read the clock or draw random values. The scanner itself is
-checked against synthetic sources, so a scanner that flags nothing cannot pass.
+checked against synthetic sources, so a scanner that flags nothing cannot pass. The core has no
+``async def``, ``await``, ``async for`` or ``async with`` either: it is a synchronous machine,
+and anything that awaits belongs to a transport.
 """
 
 import ast
@@ -74,6 +76,8 @@ def violations(source: str, filename: str = "<source>") -> list[str]:
             module = node.module or ""
             if node.level == 0 and module.split(".")[0] in FORBIDDEN_MODULES:
                 found.append(f"{where}: from {module} import ...")
+        elif isinstance(node, ast.AsyncFunctionDef | ast.Await | ast.AsyncFor | ast.AsyncWith):
+            found.append(f"{where}: {type(node).__name__}")
         elif isinstance(node, ast.Call):
             name = dotted(node.func)
             if name is None:
@@ -125,6 +129,10 @@ def test_core_module_is_pure(path: Path) -> None:
         "import random as r\nx = random.choice([1])",
         "x = __import__('os')",
         "import importlib\nx = importlib.import_module('socket')",
+        "async def f():\n    pass\n",
+        "async def f(x):\n    return await x\n",
+        "async def f(xs):\n    async for x in xs:\n        pass\n",
+        "async def f(cm):\n    async with cm:\n        pass\n",
     ],
 )
 def test_the_scanner_flags_impure_sources(source: str) -> None:
