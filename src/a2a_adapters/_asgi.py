@@ -8,9 +8,8 @@ each request for an A2A endpoint to the engine here, and everything else (the li
 user adds to the application, paths A2A does not serve) to Quart as before. The blueprint that
 mounts A2A into a user's own application still goes through Quart.
 
-Credentials are checked on the request head, before the body is read: a client without them
-is answered 401 having made the server buffer nothing, and since what it still sends is no next
-request, that answer (like a 413) closes the connection.
+What happens on the way in and out (credentials before the body, the body limit, the path as
+written, lengths) is the one door both entries share (``a2a_adapters._door``).
 
 Only ASGI and anyio are used, so the same code serves Quart on asyncio and QuartTrio on trio.
 """
@@ -21,10 +20,10 @@ from typing import Any
 
 import anyio
 
-from a2a_adapters._auth import authenticate
+from a2a_adapters._door import ClientLeft, enter, path_as_written, with_length
 from a2a_adapters._engine import Engine
 from a2a_adapters._streaming import HttpStream
-from a2a_core import ANONYMOUS, HttpRequest, HttpResponse
+from a2a_core import HttpRequest, HttpResponse
 
 __all__ = ["FastPath"]
 
@@ -58,27 +57,21 @@ class FastPath:
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
         query = scope.get("query_string", b"").decode("latin-1")
-        # Credentials are checked on the head: a client that has none is answered before its
-        # body is read, so it cannot make the server buffer one.
-        caller = ANONYMOUS
-        if self._engine.auth:
-            head = HttpRequest(method, path, headers, b"", query)
-            verified = authenticate(core, self._engine.auth, head)
-            if isinstance(verified, HttpResponse):
-                return await _send_response(_unread(verified, headers), send)
-            caller = verified
+        head = HttpRequest(method, path, headers, b"", query)
+
+        async def read_body(limit: int) -> bytes | None:
+            return await _read_body(receive, headers, limit)
+
         try:
-            body = await _read_body(receive, headers, core.config.max_body_bytes)
-        except _ClientLeft:
-            return None  # half a request is not a request: nothing is decided on it
-        if body is None:
-            response: HttpResponse | HttpStream = _unread(core.too_large(path), headers)
-        else:
-            request = HttpRequest(method, path, headers, body, query)
-            base_url = _base_url(scope, headers)
-            response = await self._engine.handle(
-                request, base_url, caller, disconnected=lambda: _disconnect(receive)
+            response = await enter(
+                self._engine,
+                head,
+                _base_url(scope, headers),
+                read_body,
+                disconnected=lambda: _disconnect(receive),
             )
+        except ClientLeft:
+            return None  # half a request is not a request: nothing is decided on it
         if isinstance(response, HttpStream):
             await _send_stream(response, receive, send)
         else:
@@ -86,13 +79,8 @@ class FastPath:
 
 
 def _path_as_written(scope: Scope) -> str:
-    """The path with its percent-escapes kept: the core decodes each path parameter itself,
-    after splitting, so that an id holding ``/`` or ``%`` survives."""
     raw = scope.get("raw_path")
-    if isinstance(raw, bytes):
-        return raw.decode("latin-1").split("?", 1)[0]
-    path: str = scope["path"]
-    return path
+    return path_as_written(raw if isinstance(raw, bytes) else None, scope["path"])
 
 
 def _base_url(scope: Scope, headers: dict[str, str]) -> str:
@@ -108,13 +96,9 @@ def _base_url(scope: Scope, headers: dict[str, str]) -> str:
     return f"{scheme}://{host}"
 
 
-class _ClientLeft(Exception):
-    """The client went away before its request's body was complete."""
-
-
 async def _read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes | None:
     """The request body, or ``None`` once it proves longer than ``limit`` (never read past).
-    Raises :class:`_ClientLeft` if the client leaves before the body is whole."""
+    Raises :class:`ClientLeft` if the client leaves before the body is whole."""
     declared = headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         return None
@@ -123,7 +107,7 @@ async def _read_body(receive: Receive, headers: dict[str, str], limit: int) -> b
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            raise _ClientLeft
+            raise ClientLeft
         chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
@@ -133,27 +117,12 @@ async def _read_body(receive: Receive, headers: dict[str, str], limit: int) -> b
             return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def _unread(response: HttpResponse, headers: dict[str, str]) -> HttpResponse:
-    """``response`` to a request whose body was left unread (some or all of it): it closes the
-    connection, since what the client still sends is not a next request, and reading it
-    through to the end is what an unauthenticated client must not get."""
-    declared = headers.get("content-length", "0")
-    if declared in ("", "0") and "transfer-encoding" not in headers:
-        return response  # no body at all: the connection may stay
-    return HttpResponse(
-        response.status, (*response.headers, ("connection", "close")), response.body
-    )
-
-
 def _encoded(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:
     return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
 
 
 async def _send_response(response: HttpResponse, send: Send) -> None:
-    headers = _encoded(response.headers)
-    # A HEAD answer declares the length GET would send; only add one where none is given.
-    if not any(name.lower() == "content-length" for name, _ in response.headers):
-        headers.append((b"content-length", str(len(response.body)).encode()))
+    headers = _encoded(tuple(with_length(response)))
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": response.body})
 

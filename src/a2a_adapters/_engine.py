@@ -19,10 +19,9 @@ stop the process (``a2a_adapters._lifecycle``).
 The framework-free entry point is :meth:`Engine.handle`.
 """
 
-import inspect
 import logging
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, assert_never
 
@@ -31,7 +30,6 @@ from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from a2a_core import (
-    KEEPALIVE,
     Answer,
     Caller,
     Commit,
@@ -39,7 +37,6 @@ from a2a_core import (
     Frames,
     HttpRequest,
     HttpResponse,
-    InputError,
     Notify,
     OutputTaken,
     Problem,
@@ -54,7 +51,8 @@ from ._agents import AgentRegistry
 from ._auth import Authenticator, identify
 from ._clock import new_uuid, wall_clock
 from ._push import PushSender
-from ._streaming import HttpStream
+from ._runs import Slot, run_agent
+from ._streaming import HttpStream, answer_unless_gone, stream_body
 from .stores import TaskStore
 
 __all__ = ["Engine"]
@@ -77,28 +75,6 @@ _UNAVAILABLE = "The server failed and is stopping; retry shortly"
 _FAILED = "The server failed to handle this request; the failure was logged"
 #: The answer to a client that left (it goes nowhere).
 _GONE = HttpResponse(499, (("content-length", "0"),), b"")
-
-
-class _Slot:
-    """A value that is set once and awaited (an event made in the loop that awaits it)."""
-
-    def __init__(self) -> None:
-        self._event: anyio.Event | None = None
-        self.value: Any = None
-        self.is_set = False
-
-    def set(self, value: Any = None) -> None:
-        if not self.is_set:
-            self.value, self.is_set = value, True
-            if self._event is not None:
-                self._event.set()
-
-    async def wait(self) -> Any:
-        if not self.is_set:
-            if self._event is None:
-                self._event = anyio.Event()
-            await self._event.wait()
-        return self.value
 
 
 class Engine:
@@ -128,15 +104,15 @@ class Engine:
         self._grace = shutdown_grace
         self._group: TaskGroup | None = None
         self._io: deque[Read | Commit] = deque()
-        self._replies: dict[int, _Slot] = {}
+        self._replies: dict[int, Slot] = {}
         self._streams: dict[int, MemoryObjectSendStream[Frames]] = {}
-        self._taken: dict[tuple[str, int], _Slot] = {}
+        self._taken: dict[tuple[str, int], Slot] = {}
         self._runs: dict[tuple[str, int], anyio.CancelScope] = {}
-        self._alarm = _Slot()
+        self._alarm = Slot()
         #: When the timer is set to wake up (``None``: when an alarm wakes it).
         self._sleeping_until: datetime | None = None
-        self._ready = _Slot()
-        self._stopped = _Slot()
+        self._ready = Slot()
+        self._stopped = Slot()
         #: Why the engine stopped on its own, if it did (see :meth:`run`).
         self.failure: BaseException | None = None
 
@@ -245,72 +221,37 @@ class Engine:
         number = self.server.receive(
             request, self._clock(), caller=caller, challenges=challenges, base_url=base_url
         )
-        slot = self._replies[number] = _Slot()
+        slot = self._replies[number] = Slot()
         self._perform()
         await self._pump()
-        reply = await self._answered(number, slot, disconnected)
+        try:
+            reply = await answer_unless_gone(
+                slot.wait, lambda: slot.is_set, disconnected, WATCH_AFTER_SECONDS
+            )
+        finally:
+            if not slot.is_set:  # the client left (or gave up): forget it
+                self._replies.pop(number, None)
+                self.server.client_left(number)
         match reply:
             case Answer(response=response):
                 return response
-            case (StreamOpened() as opened, MemoryObjectReceiveStream() as frames):
-                return HttpStream(opened.status, opened.headers, self._stream(opened, frames))
+            case (StreamOpened() as opened, MemoryObjectReceiveStream() as batches):
+
+                def closed() -> None:
+                    self._streams.pop(number, None)
+                    self.server.client_left(number)
+
+                body = stream_body(
+                    opened,
+                    batches,
+                    keepalive=self._keepalive,
+                    sent=lambda: self._call(self.server.frames_sent, number),
+                    closed=closed,
+                )
+                return HttpStream(opened.status, opened.headers, body)
             case None:
                 return _GONE  # the client left: nobody to answer
         raise AssertionError(f"unexpected reply {reply!r}")  # pragma: no cover
-
-    async def _answered(
-        self, number: int, slot: _Slot, disconnected: Callable[[], Awaitable[object]] | None
-    ) -> Any:
-        """The reply, or ``None`` if the client left first. Watching for the client costs a
-        task of its own, so it starts only once the answer has taken a while."""
-        try:
-            if disconnected is None or slot.is_set:
-                return await slot.wait()
-            with anyio.move_on_after(WATCH_AFTER_SECONDS):
-                return await slot.wait()
-            async with anyio.create_task_group() as group:
-
-                async def watch() -> None:
-                    await disconnected()
-                    group.cancel_scope.cancel()
-
-                group.start_soon(watch)
-                await slot.wait()
-                group.cancel_scope.cancel()
-            return slot.value if slot.is_set else None
-        finally:
-            if not slot.is_set:
-                self._replies.pop(number, None)
-                self.server.client_left(number)
-
-    async def _stream(
-        self, opened: StreamOpened, frames: MemoryObjectReceiveStream[Frames]
-    ) -> AsyncGenerator[bytes, None]:
-        """The body of a stream: its first frames, then each batch the machine sends, with a
-        keep-alive comment after every silence; each batch acknowledged once it is sent."""
-        number = opened.exchange
-        try:
-            for frame in opened.frames:
-                yield frame
-            if opened.ended:
-                return
-            while True:
-                with anyio.move_on_after(self._keepalive) as quiet:
-                    batch = await frames.receive()
-                if quiet.cancelled_caught:
-                    yield KEEPALIVE
-                    continue
-                for frame in batch.frames:
-                    yield frame
-                if batch.ended:
-                    return
-                await self._call(self.server.frames_sent, number)
-        except anyio.EndOfStream:
-            return
-        finally:
-            frames.close()
-            self._streams.pop(number, None)
-            self.server.client_left(number)
 
     # --- performing the machine's actions -----------------------------------------------------
 
@@ -402,7 +343,7 @@ class Engine:
 
     async def _run_timer(self) -> None:
         while True:
-            self._alarm = _Slot()
+            self._alarm = Slot()
             due = self._sleeping_until = self.server.next_deadline()
             if due is None:
                 await self._alarm.wait()
@@ -421,12 +362,21 @@ class Engine:
     # --- agent runs ---------------------------------------------------------------------------
 
     async def _run(self, start: StartRun, scope: anyio.CancelScope) -> None:
-        """Run the agent, feeding the machine what it yields (one output at a time) and how it
-        ended. A run the machine stopped reports nothing: the machine knows already."""
         key = (start.task_id, start.run)
+
+        async def output(value: Any) -> bool:
+            taken = self._taken[key] = Slot()
+            await self._call(self.server.agent_output, start.task_id, start.run, value)
+            counts: bool = await taken.wait()
+            return counts
+
+        async def done(**outcome: Any) -> None:
+            await self._call(self.server.agent_done, start.task_id, start.run, **outcome)
+
         try:
             with scope:
-                await self._drive(start)
+                agent = self.agents.agent_for(start.context.skill_id)
+                await run_agent(start, agent, output, done)
         except Exception:
             log.exception("the run of task %s failed inside the engine", start.task_id)
         finally:
@@ -434,43 +384,7 @@ class Engine:
             if self._runs.get(key) is scope:
                 del self._runs[key]
 
-    async def _drive(self, start: StartRun) -> None:
-        agent = self.agents.agent_for(start.context.skill_id)
-        task_id, run = start.task_id, start.run
-        try:
-            result: Any = agent(start.context)
-            if not inspect.isasyncgen(result):
-                value = await result
-        except Exception as error:
-            _log_failure(task_id, error)
-            return await self._call(self.server.agent_done, task_id, run, error=error)
-        if not inspect.isasyncgen(result):
-            return await self._call(self.server.agent_done, task_id, run, value=value)
-        updates: AsyncIterator[Any] = result
-        try:
-            while True:
-                try:
-                    value = await anext(updates)
-                except StopAsyncIteration:
-                    return await self._call(self.server.agent_done, task_id, run)
-                except Exception as error:
-                    _log_failure(task_id, error)
-                    return await self._call(self.server.agent_done, task_id, run, error=error)
-                taken = self._taken[task_id, run] = _Slot()
-                await self._call(self.server.agent_output, task_id, run, value)
-                if not await taken.wait():
-                    return None  # nothing more from this run counts
-        finally:
-            with anyio.CancelScope(shield=True):
-                await result.aclose()
-
 
 async def _until(condition: Callable[[], bool]) -> None:
     while not condition():
         await anyio.sleep(0.01)
-
-
-def _log_failure(task_id: str, error: Exception) -> None:
-    """Log an agent's exception, unless it is the documented way to ask for input."""
-    if not isinstance(error, InputError):
-        log.error("agent failed on task %s", task_id, exc_info=error)

@@ -1,8 +1,11 @@
 """A2A mounted into a user's own Quart application with ``a2a_blueprint``, served for real."""
 
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
+import anyio
 import httpx
 import pytest
 from a2a.types import a2a_pb2 as pb
@@ -12,6 +15,7 @@ from quart_trio import QuartTrio
 from a2a_adapters import build_engine
 from a2a_adapters import quart as asyncio_adapter
 from a2a_adapters import trio as trio_adapter
+from a2a_core import AgentContext, completed, working
 from examples import echo, multi_turn
 from tests import servers
 from tests.a2a_adapters.support import (
@@ -30,6 +34,7 @@ from tests.a2a_adapters.support import (
     send_task,
     state_of,
     status_text,
+    wait_until,
 )
 from tests.servers import running_app
 
@@ -132,3 +137,31 @@ def test_errors_and_limits_below_the_mount(server: str) -> None:
     # The limit belongs to the echo mount only.
     fits = post_raw(server + GREETER, body.encode() + b" " * 2000)
     assert fits.status_code == 200
+
+
+def test_a_mounted_blocking_send_whose_client_leaves_stops_waiting() -> None:
+    """The same door as the fast path: a blocking send's waiter goes with its client."""
+    release = threading.Event()
+
+    async def endless(ctx: AgentContext) -> AsyncIterator[Any]:
+        yield working()
+        while not release.is_set():  # bounded by the test's release below
+            await anyio.sleep(0.01)
+        yield completed()
+
+    on_trio = servers.ADAPTER == "trio"
+    app = QuartTrio("users_app") if on_trio else Quart("users_app")
+    adapter = trio_adapter if on_trio else asyncio_adapter
+    engine = build_engine(endless)
+    app.register_blueprint(adapter.a2a_blueprint(engine), url_prefix=ECHO)
+    adapter.run_engine(app, engine)
+    try:
+        with running_app(app) as url:
+            params = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
+            with pytest.raises(httpx.ReadTimeout):
+                httpx.post(f"{url}{ECHO}/", json=body, headers={"A2A-Version": "1.0"}, timeout=0.3)
+            assert wait_until(lambda: not engine.server.waiting, timeout=5)
+            assert engine.server.live_runs  # the task goes on
+    finally:
+        release.set()
