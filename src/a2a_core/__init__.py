@@ -47,6 +47,7 @@ from ._card_model import (
     SecurityRequirement,
     SecurityScheme,
 )
+from ._changes import view
 from ._config import CoreConfig, ErrorMapping
 from ._core import Core
 from ._effects import (
@@ -117,7 +118,6 @@ from ._model import (
 )
 from ._push_policy import address_allowed, url_problem
 from ._records import Owner, TaskRecord, message_fingerprint
-from ._reducer import view
 from ._requests import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,

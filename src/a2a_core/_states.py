@@ -18,6 +18,10 @@ The spec has no normative table (PROTOCOL.md §5); this one encodes its rules:
   that run and starts a new one over the whole conversation, so no message is silently queued
   or lost);
 * artifacts never change the state: they are output, not progress.
+
+Beside it, the run machine (:data:`RUNS`): which agent run of a task counts, and what starting,
+superseding, canceling and finishing runs make happen. Its entries name their effects, as h2's
+tables do, so the rule that late output is dropped and its run stopped is stated once.
 """
 
 import enum
@@ -25,7 +29,18 @@ from collections.abc import Mapping
 
 from ._model import TaskState
 
-__all__ = ["TRANSITIONS", "Event", "IllegalTransition", "state_diagram", "transition"]
+__all__ = [
+    "RUNS",
+    "TRANSITIONS",
+    "Event",
+    "IllegalTransition",
+    "RunEffect",
+    "RunEvent",
+    "RunState",
+    "run_step",
+    "state_diagram",
+    "transition",
+]
 
 
 class Event(enum.Enum):
@@ -131,3 +146,76 @@ def state_diagram() -> str:
         lines.append(f"    {name(state)} --> {name(target)}: {event.value}")
     lines.extend(f"    {name(s)} --> [*]" for s in _S if s.terminal)
     return "\n".join(lines) + "\n"
+
+
+# --- the run machine ------------------------------------------------------------------------------
+
+
+class RunState(enum.Enum):
+    """Whether a task has an agent run whose output counts (``TaskRecord.running``)."""
+
+    IDLE = "idle"
+    RUNNING = "running"
+
+
+class RunEvent(enum.Enum):
+    """What happens to a task's runs."""
+
+    #: A message starts a turn: a new task, or a follow-up.
+    TURN = "a message starts a turn"
+    #: The client cancels the task.
+    CANCEL = "the client cancels"
+    #: The current run reports output that leaves the task live.
+    OUTPUT = "the run reports"
+    #: The current run reports output that settles the task for good (terminal).
+    FINISH = "the run finishes the task"
+    #: The current run ends.
+    END = "the run ends"
+    #: Output from a run that is not the current one (canceled, superseded, gone).
+    LATE = "a run that no longer counts reports"
+    #: The end of a run that is not the current one.
+    LATE_END = "a run that no longer counts ends"
+
+
+class RunEffect(enum.Enum):
+    """What a run transition makes happen (the reducer turns each into effects)."""
+
+    #: Start a new run (numbered one more than the last).
+    START = "start a new run"
+    #: Stop the run under way (its output no longer counts).
+    STOP_CURRENT = "stop the current run"
+    #: Stop the run that reported (a late one).
+    STOP_REPORTER = "stop the run that reported"
+    #: Drop what the run reported: it changes nothing.
+    DROP = "drop its output"
+    #: Tell the run nothing more from it counts (``Decision.run_over``).
+    OVER = "nothing more from it counts"
+
+
+_R = RunState
+_RE = RunEvent
+_RX = RunEffect
+
+#: The run machine: ``(run state, event) -> (effects, new run state)``. This is where "a
+#: canceled task stays canceled" lives for runs: a cancel makes the task idle, and whatever its
+#: old run says after that is late: dropped, and the run stopped.
+RUNS: Mapping[tuple[RunState, RunEvent], tuple[tuple[RunEffect, ...], RunState]] = {
+    (_R.IDLE, _RE.TURN): ((_RX.START,), _R.RUNNING),
+    (_R.RUNNING, _RE.TURN): ((_RX.STOP_CURRENT, _RX.START), _R.RUNNING),
+    (_R.IDLE, _RE.CANCEL): ((), _R.IDLE),
+    (_R.RUNNING, _RE.CANCEL): ((_RX.STOP_CURRENT,), _R.IDLE),
+    (_R.RUNNING, _RE.OUTPUT): ((), _R.RUNNING),
+    (_R.RUNNING, _RE.FINISH): ((_RX.OVER,), _R.IDLE),
+    (_R.RUNNING, _RE.END): ((_RX.OVER,), _R.IDLE),
+    (_R.IDLE, _RE.LATE): ((_RX.DROP, _RX.STOP_REPORTER, _RX.OVER), _R.IDLE),
+    (_R.RUNNING, _RE.LATE): ((_RX.DROP, _RX.STOP_REPORTER, _RX.OVER), _R.RUNNING),
+    (_R.IDLE, _RE.LATE_END): ((_RX.DROP,), _R.IDLE),
+    (_R.RUNNING, _RE.LATE_END): ((_RX.DROP,), _R.RUNNING),
+}
+
+
+def run_step(running: bool, event: RunEvent) -> tuple[tuple[RunEffect, ...], bool]:
+    """The effects of ``event`` on a task whose run is (or is not) ``running``, and whether a
+    run counts after it. An idle task's current run cannot report: that is ``LATE``."""
+    effects, after = RUNS[_R.RUNNING if running else _R.IDLE, event]
+    return effects, after is _R.RUNNING

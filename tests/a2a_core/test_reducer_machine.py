@@ -68,9 +68,9 @@ from a2a_core import (
     rejected,
     reply,
     text_artifact,
+    view,
     working,
 )
-from a2a_core._reducer import view
 
 from .support import Harness, make_core
 

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from a2a_core import TRANSITIONS, Event, IllegalTransition, TaskState, state_diagram, transition
+from a2a_core._states import RUNS, RunEffect, RunEvent, RunState, run_step
 
 ALL_PAIRS = list(itertools.product(TaskState, Event))
 TERMINAL = [s for s in TaskState if s.terminal]
@@ -156,3 +157,39 @@ def test_state_diagram_draws_every_edge_but_artifact_self_loops() -> None:
     for state in TERMINAL:
         assert f"    {state.name.lower()} --> [*]" in lines
     assert diagram.endswith("\n")
+
+
+# --- the run machine ------------------------------------------------------------------------------
+
+
+def test_the_run_table_covers_every_state_and_event() -> None:
+    reachable = {
+        RunState.IDLE: set(RunEvent) - {RunEvent.OUTPUT, RunEvent.FINISH, RunEvent.END},
+        RunState.RUNNING: set(RunEvent),
+    }
+    assert {(s, e) for s, events in reachable.items() for e in events} == set(RUNS)
+
+
+def test_late_output_is_always_dropped_and_its_run_stopped() -> None:
+    """The rule behind "a canceled task stays canceled", for runs."""
+    for running in (False, True):
+        effects, after = run_step(running, RunEvent.LATE)
+        assert {RunEffect.DROP, RunEffect.STOP_REPORTER, RunEffect.OVER} <= set(effects)
+        assert after == running  # a late report changes nothing of the current run
+        effects, after = run_step(running, RunEvent.LATE_END)
+        assert effects == (RunEffect.DROP,)
+        assert after == running
+
+
+def test_a_cancel_stops_the_run_and_leaves_the_task_idle() -> None:
+    assert run_step(True, RunEvent.CANCEL) == ((RunEffect.STOP_CURRENT,), False)
+    assert run_step(False, RunEvent.CANCEL) == ((), False)
+    # After it, whatever the old run says is late.
+    assert RunEffect.DROP in run_step(False, RunEvent.LATE)[0]
+
+
+def test_a_turn_supersedes_the_run_under_way() -> None:
+    assert run_step(True, RunEvent.TURN) == ((RunEffect.STOP_CURRENT, RunEffect.START), True)
+    assert run_step(False, RunEvent.TURN) == ((RunEffect.START,), True)
+    for event in (RunEvent.FINISH, RunEvent.END):
+        assert run_step(True, event) == ((RunEffect.OVER,), False)

@@ -1,0 +1,130 @@
+"""How a task changes: new versions of its record, the events they log, and what they publish.
+
+Every change is a new :class:`TaskRecord` one version up, committed with its events numbered on
+from the task's last (no gaps), published to whoever listens and, while push is on, pushed to
+each of its webhooks (:func:`commit`). The helpers here build those records: statuses, history,
+artifacts, push configs, and the view of a task a reply shows.
+"""
+
+from collections.abc import Sequence
+
+import attrs
+
+from ._agent_api import agent_message
+from ._config import CoreConfig
+from ._effects import Effect, Publish, Push
+from ._inputs import Context
+from ._model import (
+    Artifact,
+    Message,
+    Role,
+    StreamEvent,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from ._records import TaskRecord
+from ._storage import LoggedEvent, Put
+
+__all__ = [
+    "claim",
+    "commit",
+    "history_with_status",
+    "invalid_state",
+    "merge",
+    "set_status",
+    "status_event",
+    "view",
+    "with_push_config",
+]
+
+
+def commit(
+    config: CoreConfig,
+    previous: TaskRecord | None,
+    updated: TaskRecord,
+    events: Sequence[StreamEvent],
+) -> tuple[Put, tuple[Effect, ...]]:
+    """The write of ``updated`` with its new events numbered; their publication and pushes."""
+    first = updated.seq - len(events) + 1
+    logged = tuple(LoggedEvent(first + i, event) for i, event in enumerate(events))
+    put = Put(updated, previous.version if previous else 0, logged)
+    if not logged:
+        return put, ()
+    publish = Publish(updated, logged, settled=updated.state.settled)
+    if not config.push_notifications:
+        return put, (publish,)  # configs stored while push was on are not served now
+    pushes = [Push(updated.id, push, event) for event in logged for push in updated.push_configs]
+    return put, (publish, *pushes)
+
+
+def view(task: Task, history_length: int | None, *, artifacts: bool = True) -> Task:
+    """The task as a reply shows it: the last ``history_length`` messages, artifacts or not."""
+    history = task.history
+    if history_length is not None and len(history) > history_length:
+        history = history[len(history) - history_length :] if history_length else ()
+    if history is task.history and (artifacts or not task.artifacts):
+        return task
+    return attrs.evolve(task, history=history, artifacts=task.artifacts if artifacts else ())
+
+
+def claim(message: Message, fingerprint: str | None) -> tuple[tuple[str, str], ...]:
+    """The message id a task takes for idempotency (none when sends are not deduplicated)."""
+    return () if fingerprint is None else ((message.message_id, fingerprint),)
+
+
+def with_push_config(
+    record: TaskRecord, config: TaskPushNotificationConfig, ctx: Context
+) -> TaskRecord:
+    """``record`` holding ``config`` last (with its ids filled in), replacing one with its id."""
+    config = attrs.evolve(
+        config, id=config.id or ctx.new_id(), task_id=record.task.id, tenant=record.owner.tenant
+    )
+    kept = tuple(c for c in record.push_configs if c.id != config.id)
+    return attrs.evolve(record, push_configs=(*kept, config))
+
+
+def history_with_status(task: Task) -> tuple[Message, ...]:
+    """The history once the current status message is superseded (it becomes history)."""
+    message = task.status.message
+    return task.history if message is None else (*task.history, message)
+
+
+def set_status(task: Task, state: TaskState, message: Message | None, ctx: Context) -> Task:
+    if message is not None:
+        message = attrs.evolve(
+            message,
+            message_id=message.message_id or ctx.new_id(),
+            role=Role.AGENT,
+            task_id=task.id,
+            context_id=task.context_id,
+        )
+    return attrs.evolve(
+        task,
+        status=TaskStatus(state, message, ctx.now),
+        history=history_with_status(task),
+    )
+
+
+def status_event(task: Task) -> TaskStatusUpdateEvent:
+    return TaskStatusUpdateEvent(task.id, task.context_id, task.status)
+
+
+def merge(
+    artifacts: tuple[Artifact, ...], artifact: Artifact, append: bool
+) -> tuple[Artifact, ...]:
+    """Add an artifact, replace the one with its id, or (``append``) extend that one's parts."""
+    for index, existing in enumerate(artifacts):
+        if existing.artifact_id == artifact.artifact_id:
+            if append:
+                artifact = attrs.evolve(existing, parts=(*existing.parts, *artifact.parts))
+            return (*artifacts[:index], artifact, *artifacts[index + 1 :])
+    return (*artifacts, artifact)
+
+
+def invalid_state(state: TaskState) -> tuple[TaskState, Message]:
+    return TaskState.FAILED, agent_message(
+        f"Invalid agent response: an agent cannot move a task to {state.value}"
+    )
