@@ -1,0 +1,62 @@
+"""HTTP as the core sees it: requests and responses as plain values, and what routing makes
+of a request (a :class:`Dispatch`: the decoded call, and how its reply is to be written)."""
+
+import enum
+from collections.abc import Mapping
+
+import attrs
+
+from ._inputs import Call
+from ._jsonrpc import RpcId
+
+__all__ = ["JSON", "Binding", "Dispatch", "HttpRequest", "HttpResponse", "json_response"]
+
+JSON = "application/json"
+
+
+def _lower_keys(headers: Mapping[str, str]) -> Mapping[str, str]:
+    if all(name.islower() for name in headers):
+        return headers
+    return {name.lower(): value for name, value in headers.items()}
+
+
+@attrs.frozen
+class HttpRequest:
+    """An HTTP request as the core sees it (header names are compared in lower case)."""
+
+    method: str
+    #: The path below the A2A root (the adapter strips any mount prefix).
+    path: str
+    headers: Mapping[str, str] = attrs.field(factory=dict, converter=_lower_keys)
+    body: bytes = b""
+    #: The raw query string, without the ``?``.
+    query: str = ""
+
+
+@attrs.frozen
+class HttpResponse:
+    """An HTTP response to send as is."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes = b""
+
+
+class Binding(enum.Enum):
+    """How a request reached us, and so how its reply is written."""
+
+    JSONRPC = "JSONRPC"
+    REST = "HTTP+JSON"
+
+
+@attrs.frozen
+class Dispatch:
+    """A call to run through the store and the reducer; render its reply with ``Core.render``."""
+
+    call: Call
+    rpc_id: RpcId = None
+    binding: Binding = Binding.JSONRPC
+
+
+def json_response(body: bytes, status: int = 200) -> HttpResponse:
+    return HttpResponse(status, (("content-type", JSON),), body)
