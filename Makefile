@@ -1,15 +1,17 @@
 # Two commands do all set-up on a fresh machine (Python 3.11+ with pip and venv):
-#   make serve   install what serving needs into .venv, then serve the example echo agent on
-#                127.0.0.1:9999 (AGENT=module:object serves another; CARD=module:object or
-#                CARD=card.json gives its card, else the server describes the agent itself)
+#   make serve   install what serving needs (the asyncio extra) into .venv, then serve the
+#                example echo agent on 127.0.0.1:9999 (AGENT=module:object serves another;
+#                CARD=module:object or CARD=card.json gives its card, else the server describes
+#                the agent itself)
 #   make test    install with the dev tools into .venv, then run lint, type checks and the whole
-#                test suite
+#                test suite, failing under the branch coverage of a2a_core that pyproject.toml sets
 # and, when wanted, make bench: ours against the official a2a-sdk (about five minutes), and
 # make fuzz: the hostile fuzz tests at volume (FUZZ=N requests per dialect; about ten minutes).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# What is installed: the package alone (enough to serve), or with the dev tools too.
+# What is installed: the package with its asyncio extra (enough to serve), or with every extra
+# and the dev tools.
 SERVE_STAMP := $(VENV)/.installed-serve
 DEV_STAMP := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
@@ -22,7 +24,7 @@ endif
 
 $(SERVE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[asyncio]'
 	touch $@
 
 # The dev install holds everything serving needs, so it stands for both.
@@ -44,8 +46,9 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# --cov measures a2a_core (the source of [tool.coverage.run]) and fails under its fail_under.
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --cov
 
 docs: $(DEV_STAMP)
 	$(BIN)/python docs/generate.py

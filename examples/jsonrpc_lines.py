@@ -14,7 +14,9 @@ unread and answered with the core's own "too large" error, as an HTTP server ref
 """
 
 import asyncio
+import os
 import sys
+import tempfile
 
 from a2a_core import (
     Action,
@@ -153,7 +155,9 @@ async def serve(
 
 
 def main(argv: list[str] = sys.argv[1:]) -> None:
-    path = argv[0] if argv else "/tmp/a2a.sock"
+    # Without a path, a socket in a new directory of our own: a fixed name in /tmp could be
+    # anyone's (and asyncio replaces a socket it finds at the path).
+    path = argv[0] if argv else os.path.join(tempfile.mkdtemp(prefix="a2a-"), "a2a.sock")
     print(f"A2A (JSON-RPC lines) on unix:{path}", file=sys.stderr, flush=True)
     asyncio.run(serve(echo.agent, echo.card, path))
 

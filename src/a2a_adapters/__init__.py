@@ -2,18 +2,22 @@
 
 ``serve(agent)`` is all most users need; ``build_engine`` makes the :class:`Engine` the ``quart``
 and ``trio`` packages serve (or mount into an existing application), and ``stores`` holds the
-task stores.
+task stores. It needs the ``asyncio`` extra (``pip install 'a2a-sansio[asyncio]'``), and
+the ``trio`` package the ``trio`` extra; without them, importing says which to install.
 """
 
-from ._agents import AgentRegistry, load_object
-from ._auth import ANONYMOUS, ApiKeys, Authenticator, BearerTokens
-from ._engine import Engine
-from ._lifecycle import EngineFailed
-from ._limits import ConnectionLimits
-from ._push import PushSender, Resolver, resolve_host
-from ._serve import build_engine, default_card, serve
-from ._streaming import HttpStream
-from .stores import MemoryStore, TaskStore
+from ._extras import needs
+
+with needs("asyncio", "a2a_adapters"):
+    from ._agents import AgentRegistry, load_object
+    from ._auth import ANONYMOUS, ApiKeys, Authenticator, BearerTokens
+    from ._engine import Engine
+    from ._lifecycle import EngineFailed
+    from ._limits import ConnectionLimits
+    from ._push import PushSender, Resolver, resolve_host
+    from ._serve import build_engine, default_card, serve
+    from ._streaming import HttpStream
+    from .stores import MemoryStore, TaskStore
 
 __all__ = [
     "ANONYMOUS",

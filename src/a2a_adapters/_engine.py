@@ -386,5 +386,5 @@ class Engine:
 
 
 async def _until(condition: Callable[[], bool]) -> None:
-    while not condition():
+    while not condition():  # noqa: ASYNC110  shutdown only, on conditions that change everywhere
         await anyio.sleep(0.01)

@@ -2,6 +2,7 @@
 
 import asyncio
 import gc
+import importlib
 import logging
 import math
 import signal
@@ -276,6 +277,8 @@ LOOPS = ("asyncio", "trio")
 def _check_loop(loop: object) -> None:
     if loop not in LOOPS:
         raise ValueError(f"loop must be one of {', '.join(map(repr, LOOPS))}, got {loop!r}")
+    if loop == "trio":  # its packages are an extra: without them, MissingExtra names it
+        importlib.import_module("a2a_adapters.trio")
 
 
 def _check_address(host: object, port: object) -> None:

@@ -2,6 +2,7 @@
 
 import argparse
 import errno
+import importlib
 import json
 import math
 import sys
@@ -13,6 +14,7 @@ from a2a_core import A2AError, AgentCard, V1Codec
 
 from ._agents import load_object
 from ._auth import ApiKeys, Authenticator, BearerTokens
+from ._extras import MissingExtra
 from ._lifecycle import EngineFailed
 from ._limits import ConnectionLimits
 from ._serve import _CORE_DEFAULTS, serve
@@ -328,11 +330,21 @@ def _cannot_listen(error: OSError, args: argparse.Namespace) -> str:
     return f"{message}; --host must name an address of this machine (127.0.0.1, ::1, 0.0.0.0…)"
 
 
+def _check_trio() -> None:
+    """The trio adapter's packages are an extra: say which, before anything is loaded."""
+    try:
+        importlib.import_module("a2a_adapters.trio")
+    except MissingExtra as missing:
+        _fail(str(missing))
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the command line. A mistake in the arguments, the agent or the card, and an address
     that cannot be listened on, end the process with one line on stderr (exit status 2 for
     what was asked, 1 for what the machine refused), never a traceback."""
     args = _parser().parse_args(argv)
+    if args.loop == "trio":
+        _check_trio()
     agent = _load(args.agent, "agent")
     card = _load_card(args.card) if args.card else None
     try:

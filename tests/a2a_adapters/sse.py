@@ -257,7 +257,7 @@ class Gate:
     def is_open(self) -> bool:
         return self._open.is_set()
 
-    async def wait(self, timeout: float = STREAM_TIMEOUT) -> None:
+    async def wait(self, timeout: float = STREAM_TIMEOUT) -> None:  # noqa: ASYNC109  polls a thread's Event
         deadline = time.monotonic() + timeout
         while not self._open.is_set():
             if time.monotonic() >= deadline:

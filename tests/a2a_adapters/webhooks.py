@@ -162,7 +162,11 @@ def receiving() -> Iterator[Receiver]:
 
 
 async def await_deliveries(
-    receiver: Receiver, count: int, path: str | None = None, *, timeout: float = DELIVERY_TIMEOUT
+    receiver: Receiver,
+    count: int,
+    path: str | None = None,
+    *,
+    timeout: float = DELIVERY_TIMEOUT,  # noqa: ASYNC109  polls a receiver in another thread
 ) -> list[Delivery]:
     """:meth:`Receiver.wait_for` for async tests: polls without blocking the event loop."""
     deadline = time.monotonic() + timeout

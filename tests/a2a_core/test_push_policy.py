@@ -17,7 +17,7 @@ REFUSED_ADDRESSES = [
     "192.168.1.1",
     "169.254.169.254",  # link-local: cloud metadata
     "100.64.0.1",  # CGNAT
-    "0.0.0.0",  # unspecified
+    "0.0.0.0",  # noqa: S104  unspecified: refused, not bound
     "224.0.0.1",  # multicast
     "255.255.255.255",  # broadcast
     "240.0.0.1",  # reserved

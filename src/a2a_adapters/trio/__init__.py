@@ -1,9 +1,12 @@
 """The trio adapter: the engine served by QuartTrio on hypercorn's trio worker."""
 
-from a2a_adapters._engine import Engine
-from a2a_adapters._sockets import bind_socket
+from a2a_adapters._extras import needs
 
-from ._app import a2a_blueprint, create_app, run_engine
-from ._server import serve_app
+with needs("trio", "the trio adapter"):
+    from a2a_adapters._engine import Engine
+    from a2a_adapters._sockets import bind_socket
+
+    from ._app import a2a_blueprint, create_app, run_engine
+    from ._server import serve_app
 
 __all__ = ["Engine", "a2a_blueprint", "bind_socket", "create_app", "run_engine", "serve_app"]

@@ -1,0 +1,71 @@
+"""Without an extra's packages, the adapters say which extra to install.
+
+Each case runs in an interpreter where those packages cannot be imported (as after
+``pip install a2a-sansio`` or ``pip install 'a2a-sansio[asyncio]'``), and checks what the user
+is told: one line naming the extra, never a bare "No module named 'quart'".
+"""
+
+import re
+
+import pytest
+
+from a2a_adapters._extras import MissingExtra, needs
+from tests.a2a_core.test_dependencies import CORE_MODULES
+from tests.isolation import run_without
+
+#: What the trio extra adds to the asyncio one (hypercorn comes with quart).
+TRIO_ONLY = ("trio", "quart_trio")
+
+TRIO_MISSING = (
+    r"the trio adapter needs the trio extra: pip install 'a2a-sansio\[trio\]' "
+    r"\(no module named '(trio|quart_trio)'\)"
+)
+
+
+def test_importing_the_adapters_without_the_asyncio_extra_names_it() -> None:
+    code = "try:\n    import a2a_adapters\nexcept ImportError as error:\n    print(error)\n"
+    ran = run_without(code, allowed=CORE_MODULES | {"a2a_adapters"})
+    assert ran.returncode == 0, ran.stderr
+    assert re.fullmatch(
+        r"a2a_adapters needs the asyncio extra: pip install 'a2a-sansio\[asyncio\]' "
+        r"\(no module named '(anyio|httpx|quart|uvicorn|httptools|werkzeug)'\)\n",
+        ran.stdout,
+    ), ran.stdout
+
+
+def test_the_cli_on_trio_without_the_trio_extra_says_one_line() -> None:
+    code = (
+        "from a2a_adapters.cli import main\n"
+        "main(['serve', 'examples.echo:agent', '--loop', 'trio', '--port', '0'])\n"
+    )
+    ran = run_without(code, refused=TRIO_ONLY)
+    assert ran.returncode == 2
+    assert ran.stdout == ""
+    assert re.fullmatch(f"a2a-sansio: error: {TRIO_MISSING}\n", ran.stderr), ran.stderr
+
+
+def test_serve_on_trio_without_the_trio_extra_names_it_before_it_listens() -> None:
+    code = (
+        "from a2a_adapters import serve\n"
+        "async def agent(ctx):\n"
+        "    return 'hi'\n"
+        "try:\n"
+        "    serve(agent, port=0, loop='trio')\n"
+        "except ImportError as error:\n"
+        "    print(type(error).__name__, error)\n"
+    )
+    ran = run_without(code, refused=TRIO_ONLY)
+    assert ran.returncode == 0, ran.stderr
+    assert re.fullmatch(f"MissingExtra {TRIO_MISSING}\n", ran.stdout), ran.stdout
+    assert "A2A server on" not in ran.stderr  # it had not started
+
+
+def test_a_missing_module_that_no_extra_brings_is_left_as_it_is() -> None:
+    with pytest.raises(ModuleNotFoundError) as raised, needs("trio", "the trio adapter"):
+        raise ModuleNotFoundError("No module named 'sortedcontainers'", name="sortedcontainers")
+    assert not isinstance(raised.value, MissingExtra)
+
+
+def test_a_missing_submodule_of_an_extra_names_the_extra() -> None:
+    with pytest.raises(MissingExtra, match=r"a2a-sansio\[trio\].*'trio'"), needs("trio", "it"):
+        raise ModuleNotFoundError("No module named 'trio.lowlevel'", name="trio.lowlevel")
