@@ -145,7 +145,7 @@ def test_a_mounted_blocking_send_whose_client_leaves_stops_waiting() -> None:
 
     async def endless(ctx: AgentContext) -> AsyncIterator[Any]:
         yield working()
-        while not release.is_set():  # bounded by the test's release below
+        while not release.is_set():  # noqa: ASYNC110  a thread's Event; the test releases it
             await anyio.sleep(0.01)
         yield completed()
 
