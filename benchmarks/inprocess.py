@@ -9,10 +9,10 @@ Each prints one JSON object. A fresh process per measurement keeps one server's 
 the other's memory reading.
 
 * ``core``: SendMessage requests per second from request bytes to response bytes, the echo
-  agent's two updates included. Ours is the sans-IO server machine alone (``a2a_core.Server``
-  keeping its tasks in memory), driven synchronously (no event loop at all); the SDK's is its
-  ``DefaultRequestHandler`` called directly, with the JSON and protobuf conversions its
-  JSON-RPC route does around it.
+  agent's two updates included. Ours is the sans-IO server machine alone
+  (``a2a_core.transport.Server`` keeping its tasks in memory), driven synchronously (no event loop
+  at all); the SDK's is its ``DefaultRequestHandler`` called directly, with the JSON and protobuf
+  conversions its JSON-RPC route does around it.
 * ``memory``: resident memory per stored completed task, after ``COUNT`` blocking sends through
   each server's whole request path short of HTTP (our ``Engine.handle``, the SDK's handler).
 * ``store``: mean latency of get, save and list-first-page on each server's in-memory store
@@ -62,7 +62,9 @@ def _rss_bytes() -> int:
 
 def _machine(**options: Any) -> Any:
     """Our server machine over its in-memory tasks, its clock and ids counting up."""
-    from a2a_core import Core, CoreConfig, MemoryTasks, Server
+    from a2a_core import Core, CoreConfig
+    from a2a_core.store import MemoryTasks
+    from a2a_core.transport import Server
     from benchmarks.servers.ours import CARD
 
     ids = itertools.count()
@@ -74,19 +76,14 @@ def _machine(**options: Any) -> Any:
 
 
 def _answer_of(actions: list[Any]) -> bytes:
-    from a2a_core import Answer
+    from a2a_core.transport import Answer
 
     return next(a.response.body for a in actions if isinstance(a, Answer))
 
 
 def core_ours(count: int) -> dict[str, Any]:
-    from a2a_core import (
-        ArtifactChunk,
-        HttpRequest,
-        StartRun,
-        completed,
-        text_artifact,
-    )
+    from a2a_core import ArtifactChunk, completed, text_artifact
+    from a2a_core.transport import HttpRequest, StartRun
 
     server = _machine()
     headers = {"content-type": "application/json", "a2a-version": "1.0"}
@@ -108,7 +105,8 @@ def core_ours(count: int) -> dict[str, Any]:
 
 
 def followups_ours(count: int) -> dict[str, Any]:
-    from a2a_core import HttpRequest, StartRun, input_required
+    from a2a_core import input_required
+    from a2a_core.transport import HttpRequest, StartRun
 
     headers = {"content-type": "application/json", "a2a-version": "1.0"}
     epoch = datetime(2026, 1, 1, tzinfo=UTC)
@@ -211,7 +209,7 @@ async def _measure_memory(send: Callable[[int], Awaitable[None]], count: int) ->
 def memory_ours(count: int) -> dict[str, Any]:
     import anyio
 
-    from a2a_core import HttpRequest
+    from a2a_core.transport import HttpRequest
     from benchmarks.servers.ours import engine
 
     headers = {"content-type": "application/json", "a2a-version": "1.0"}
@@ -299,21 +297,8 @@ def store_ours(count: int) -> dict[str, Any]:
     import attrs
 
     from a2a_adapters.stores import MemoryStore
-    from a2a_core import (
-        ListQuery,
-        Message,
-        Owner,
-        Part,
-        Put,
-        Reads,
-        Role,
-        Task,
-        TaskRecord,
-        TaskState,
-        TaskStatus,
-        message_fingerprint,
-        text_artifact,
-    )
+    from a2a_core import Message, Part, Role, Task, TaskState, TaskStatus, text_artifact
+    from a2a_core.store import ListQuery, Owner, Put, Reads, TaskRecord, message_fingerprint
 
     owner = Owner("anonymous")
     epoch = datetime(2026, 1, 1, tzinfo=UTC)

@@ -1,8 +1,9 @@
-"""Running one agent run against an ``a2a_core.Server`` that keeps its own store, on any loop.
+"""One agent run against an ``a2a_core.transport.Server`` that keeps its own store, on any loop.
 
 What the two custom transports share (``examples/h11_trio.py`` on trio, ``jsonrpc_lines.py``
 on asyncio): it awaits nothing but the agent, so it runs on either. A transport over an async
-store waits for each output's :class:`~a2a_core.OutputTaken` instead (``a2a_adapters`` does).
+store waits for each output's :class:`~a2a_core.transport.OutputTaken` instead
+(``examples/async_store.py`` and ``a2a_adapters`` do).
 """
 
 import inspect
@@ -11,7 +12,8 @@ from contextlib import aclosing
 from datetime import UTC, datetime
 from typing import Any
 
-from a2a_core import Action, Agent, OutputTaken, Server, StartRun
+from a2a_core import Agent
+from a2a_core.transport import Action, OutputTaken, Server, StartRun
 
 __all__ = ["drive", "now"]
 

@@ -3,7 +3,8 @@
 python -m a2a_adapters serve examples.echo:agent --card examples.echo:card
 """
 
-from a2a_core import AgentCard, AgentContext, AgentSkill
+from a2a_core import AgentContext
+from a2a_core.card import AgentCard, AgentSkill
 
 card = AgentCard(
     name="Echo",

@@ -2,10 +2,10 @@
 
     python -m examples.h11_trio [PORT]     # the echo agent on 127.0.0.1:PORT (default 9998)
 
-Three sans-IO pieces meet here: h11 turns bytes into HTTP events and back, ``a2a_core.Server``
-turns requests into answers and actions, and this file does the I/O for both. Everything
-A2A (routing, JSON-RPC and HTTP+JSON, validation, task states, streams, idempotency) is the
-core's; what is left is the loop every transport has:
+Three sans-IO pieces meet here: h11 turns bytes into HTTP events and back,
+``a2a_core.transport.Server`` turns requests into answers and actions, and this file does the I/O
+for both. Everything A2A (routing, JSON-RPC and HTTP+JSON, validation, task states, streams,
+idempotency) is the core's; what is left is the loop every transport has:
 
 1. read bytes, let h11 say when a request is complete, hand it to ``server.receive``;
 2. perform the server's actions: run agents in the nursery (feeding what they yield back),
@@ -26,17 +26,15 @@ from typing import Any
 import h11
 import trio
 
-from a2a_core import (
+from a2a_core import Agent, Core, CoreConfig
+from a2a_core.card import AgentCard
+from a2a_core.store import MemoryTasks
+from a2a_core.transport import (
     Action,
-    Agent,
-    AgentCard,
     Answer,
-    Core,
-    CoreConfig,
     Frames,
     HttpRequest,
     HttpResponse,
-    MemoryTasks,
     Server,
     StartRun,
     StopRun,
@@ -94,7 +92,9 @@ class H11Server:
                     if self.runs.get(task_id, (None,))[0] == run:
                         self.runs.pop(task_id)[1].cancel()
                 case (
-                    Answer(exchange=number) | StreamOpened(exchange=number) | Frames(stream=number)
+                    Answer(exchange=number)
+                    | StreamOpened(exchange=number)
+                    | Frames(exchange=number)
                 ):
                     outbox = self.outboxes.get(number)
                     if outbox is not None:

@@ -5,12 +5,12 @@
       {"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}' | nc -U /tmp/a2a.sock
 
 The shape to follow to carry A2A over anything (a pipe, a queue, a WebSocket): the core speaks
-HTTP's terms, so each line is handed to ``a2a_core.Server`` as a POST to the JSON-RPC endpoint,
-and its answers go back as lines: a response, or for a stream one line per event (the server is
-told not to frame them as SSE). Requests on one connection are answered concurrently, each
-line carrying its JSON-RPC ``id``, as JSON-RPC over any transport allows. A line may be as long
-as the core's body limit (``max_body_bytes``, 8 MiB unless told); a longer one is skipped
-unread and answered with the core's own "too large" error, as an HTTP server refuses a body.
+HTTP's terms, so each line is handed to ``a2a_core.transport.Server`` as a POST to the JSON-RPC
+endpoint, and its answers go back as lines: a response, or for a stream one line per event (the
+server is told not to frame them as SSE). Requests on one connection are answered concurrently, each
+line carrying its JSON-RPC ``id``, as JSON-RPC over any transport allows. A line may be as long as
+the core's body limit (``max_body_bytes``, 8 MiB unless told); a longer one is skipped unread and
+answered with the core's own "too large" error, as an HTTP server refuses a body.
 """
 
 import asyncio
@@ -18,16 +18,14 @@ import os
 import sys
 import tempfile
 
-from a2a_core import (
+from a2a_core import Agent, Core, CoreConfig
+from a2a_core.card import AgentCard
+from a2a_core.store import MemoryTasks
+from a2a_core.transport import (
     Action,
-    Agent,
-    AgentCard,
     Answer,
-    Core,
-    CoreConfig,
     Frames,
     HttpRequest,
-    MemoryTasks,
     Server,
     StartRun,
     StopRun,
@@ -62,7 +60,9 @@ class LinesServer:
                     if self.runs.get(task_id, (None,))[0] == run:
                         self.runs.pop(task_id)[1].cancel()
                 case (
-                    Answer(exchange=number) | StreamOpened(exchange=number) | Frames(stream=number)
+                    Answer(exchange=number)
+                    | StreamOpened(exchange=number)
+                    | Frames(exchange=number)
                 ):
                     if number in self.outboxes:
                         self.outboxes[number].put_nowait(action)

@@ -6,7 +6,8 @@ same task, re-runs the agent over the whole conversation, and it completes.
     python -m a2a_adapters serve examples.multi_turn:agent --card examples.multi_turn:card
 """
 
-from a2a_core import AgentCard, AgentContext, AgentSkill, MissingInput, Role
+from a2a_core import AgentContext, MissingInput, Role
+from a2a_core.card import AgentCard, AgentSkill
 
 card = AgentCard(
     name="Greeter",

@@ -6,7 +6,8 @@ stays with its task's skill; a send that names none goes to the first skill.
     python -m a2a_adapters serve examples.skills:agents --card examples.skills:card
 """
 
-from a2a_core import AgentCard, AgentContext, AgentSkill, MissingInput
+from a2a_core import AgentContext, MissingInput
+from a2a_core.card import AgentCard, AgentSkill
 
 card = AgentCard(
     name="Text tools",

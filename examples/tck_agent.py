@@ -18,9 +18,7 @@ from collections.abc import AsyncIterator
 import anyio
 
 from a2a_core import (
-    AgentCard,
     AgentContext,
-    AgentSkill,
     Artifact,
     ArtifactChunk,
     Part,
@@ -32,6 +30,7 @@ from a2a_core import (
     text_artifact,
     working,
 )
+from a2a_core.card import AgentCard, AgentSkill
 
 card = AgentCard(
     name="a2a-sansio TCK agent",

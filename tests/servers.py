@@ -19,12 +19,13 @@ import trio
 from quart import Quart
 
 from a2a_adapters import ConnectionLimits, build_engine
-from a2a_adapters import quart as asyncio_adapter
+from a2a_adapters import asyncio as asyncio_adapter
 from a2a_adapters import trio as trio_adapter
 from a2a_adapters._engine import Engine
 from a2a_adapters._limits import DEFAULT_LIMITS
 from a2a_adapters._sockets import bind_socket
-from a2a_core import Agent, AgentCard
+from a2a_core import Agent
+from a2a_core.card import AgentCard
 
 Adapter = Literal["asyncio", "trio"]
 ADAPTERS: tuple[Adapter, ...] = ("asyncio", "trio")

@@ -12,12 +12,25 @@ from hypothesis.stateful import run_state_machine_as_test as run_machine_as_test
 
 from a2a_core import AgentContext, Message, MissingInput, Part, Role, agent_message
 from a2a_core.testing import Driver
-from docs.generate import DOC, render
+from docs.generate import DOC, EXAMPLE, render
 
 
-def test_state_diagram_in_the_docs_is_current() -> None:
+def test_state_diagram_and_the_example_listing_in_the_docs_are_current() -> None:
     text = DOC.read_text()
     assert render(text) == text, "docs/core.md is stale: run `make docs`"
+    assert f"```python\n{EXAMPLE.read_text()}```" in text
+
+
+def test_the_transport_the_docs_show_is_under_two_hundred_lines() -> None:
+    assert len(EXAMPLE.read_text().splitlines()) < 200
+
+
+def test_render_replaces_a_stale_listing() -> None:
+    diagram = "<!-- state-diagram:begin -->\n```mermaid\n```\n<!-- state-diagram:end -->\n"
+    stale = diagram + "<!-- example:async_store:begin -->\nold\n<!-- example:async_store:end -->\n"
+    fresh = render(stale, example="print('new')\n")
+    assert "old" not in fresh
+    assert "```python\nprint('new')\n```\n<!-- example:async_store:end -->" in fresh
 
 
 def test_render_replaces_a_stale_diagram() -> None:

@@ -13,15 +13,8 @@ from a2a_adapters import build_engine
 from a2a_adapters._engine import Engine
 from a2a_adapters._serve import fast_loop_factory, tune_gc
 from a2a_adapters._sockets import bind_socket
-from a2a_core import (
-    AgentCard,
-    AgentContext,
-    ArtifactChunk,
-    Update,
-    completed,
-    text_artifact,
-    working,
-)
+from a2a_core import AgentContext, ArtifactChunk, Update, completed, text_artifact, working
+from a2a_core.card import AgentCard
 from benchmarks.servers.behaviour import FANOUT_DELAY, fanout_count
 
 CARD = AgentCard(name="bench", description="Benchmark agent", version="1.0.0")
@@ -57,7 +50,7 @@ def main(port: int, loop: str) -> None:
 
         trio.run(adapter.serve_app, adapter.create_app(engine()), sock)
     else:
-        from a2a_adapters import quart as asyncio_adapter
+        from a2a_adapters import asyncio as asyncio_adapter
 
         app = asyncio_adapter.create_app(engine())
         backend = {"loop_factory": fast_loop_factory()}

@@ -1,6 +1,6 @@
 """a2a_adapters: run the sans-IO A2A core for real, on asyncio (Quart) and trio (QuartTrio).
 
-``serve(agent)`` is all most users need; ``build_engine`` makes the :class:`Engine` the ``quart``
+``serve(agent)`` is all most users need; ``build_engine`` makes the :class:`Engine` the ``asyncio``
 and ``trio`` packages serve (or mount into an existing application), and ``stores`` holds the
 task stores. It needs the ``asyncio`` extra (``pip install 'a2a-sansio[asyncio]'``), and
 the ``trio`` package the ``trio`` extra; without them, importing says which to install.
@@ -17,7 +17,7 @@ with needs("asyncio", "a2a_adapters"):
     from ._push import PushSender, Resolver, resolve_host
     from ._serve import build_engine, default_card, serve
     from ._streaming import HttpStream
-    from .stores import MemoryStore, TaskStore
+    from .stores import MemoryStore
 
 __all__ = [
     "ANONYMOUS",
@@ -32,7 +32,6 @@ __all__ = [
     "MemoryStore",
     "PushSender",
     "Resolver",
-    "TaskStore",
     "build_engine",
     "default_card",
     "load_object",

@@ -23,7 +23,7 @@ import anyio
 from a2a_adapters._door import ClientLeft, enter, path_as_written, with_length
 from a2a_adapters._engine import Engine
 from a2a_adapters._streaming import HttpStream
-from a2a_core import HttpRequest, HttpResponse
+from a2a_core.transport import HttpRequest, HttpResponse
 
 __all__ = ["FastPath"]
 

@@ -1,6 +1,6 @@
 """Authentication: who is calling, decided before a request reaches the core.
 
-The core trusts the :class:`~a2a_core.Caller` it is given (the seed's "authenticated entry
+The core trusts the :class:`~a2a_core.transport.Caller` it is given (the seed's "authenticated entry
 point"), so verifying credentials is the adapter's job; a request with missing or wrong
 credentials is answered 401 with a ``WWW-Authenticate`` challenge per scheme, rendered by the
 core in the request's binding, and never passed on. Only the public card needs none.
@@ -13,16 +13,9 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from a2a_core import (
-    ANONYMOUS,
-    APIKeySecurityScheme,
-    Caller,
-    Core,
-    HTTPAuthSecurityScheme,
-    HttpRequest,
-    HttpResponse,
-    SecurityScheme,
-)
+from a2a_core import Core
+from a2a_core.card import APIKeySecurityScheme, HTTPAuthSecurityScheme, SecurityScheme
+from a2a_core.transport import ANONYMOUS, Caller, HttpRequest, HttpResponse
 
 __all__ = [
     "ANONYMOUS",

@@ -15,7 +15,7 @@ and after the engine, written once.
 from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import unquote
 
-from a2a_core import ANONYMOUS, HttpRequest, HttpResponse
+from a2a_core.transport import ANONYMOUS, HttpRequest, HttpResponse
 
 from ._auth import authenticate
 from ._engine import Engine

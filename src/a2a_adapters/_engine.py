@@ -1,4 +1,4 @@
-"""The engine: the core's server machine (``a2a_core.Server``), performed on asyncio or trio.
+"""The engine: the core's machine (``a2a_core.transport.Server``), performed on asyncio or trio.
 
 Everything that is bookkeeping (which request waits on which task, which stream follows which
 task and from where, retries after a lost compare-and-set race, the order of effects, the
@@ -29,11 +29,12 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from a2a_core import (
+from a2a_core import Core
+from a2a_core.store import AsyncStore
+from a2a_core.transport import (
     Answer,
     Caller,
     Commit,
-    Core,
     Frames,
     HttpRequest,
     HttpResponse,
@@ -53,7 +54,6 @@ from ._clock import new_uuid, wall_clock
 from ._push import PushSender
 from ._runs import Slot, run_agent
 from ._streaming import HttpStream, answer_unless_gone, stream_body
-from .stores import TaskStore
 
 __all__ = ["Engine"]
 
@@ -83,7 +83,7 @@ class Engine:
     def __init__(
         self,
         core: Core,
-        store: TaskStore,
+        store: AsyncStore,
         agents: AgentRegistry,
         *,
         auth: Sequence[Authenticator] = (),
@@ -289,7 +289,7 @@ class Engine:
                     if not action.ended:
                         self._streams[number] = sender
                     slot.set((action, receiver))
-                case Frames(stream=number, ended=ended):
+                case Frames(exchange=number, ended=ended):
                     channel = self._streams.get(number)
                     if channel is not None:
                         channel.send_nowait(action)

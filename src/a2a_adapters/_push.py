@@ -8,11 +8,11 @@ Written on anyio and httpx, so the same sender serves the asyncio and the trio a
 * **Retries.** A delivery that fails for a reason that may pass (connection error, timeout, 408,
   429, 5xx) is retried with exponential backoff up to ``max_attempts`` times; a redirect or
   another 4xx is final. Each attempt has a ``timeout`` (10 s by default, as the spec advises).
-* **The SSRF guard** (``a2a_core.address_allowed``), on unless the host is allow-listed: the
-  host is resolved, *every* address it resolves to must be allowed, and the request is sent to
-  the checked address itself (with the original ``Host`` header and TLS server name), so a DNS
-  answer that changes between the check and the connection (rebinding) cannot redirect it.
-  Redirects are never followed.
+* **The SSRF guard** (``a2a_core.transport.address_allowed``), on unless the host is
+  allow-listed: the host is resolved, *every* address it resolves to must be allowed, and the
+  request is sent to the checked address itself (with the original ``Host`` header and TLS server
+  name), so a DNS answer that changes between the check and the connection (rebinding) cannot
+  redirect it. Redirects are never followed.
 * **Contained failures.** Whatever goes wrong with one delivery (a config the HTTP client
   refuses, a resolver error, a bug) is logged with its cause and ends that delivery only; the
   sender, the other webhooks and the engine go on.
@@ -33,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import httpx
 
-from a2a_core import Notify, address_allowed
+from a2a_core.transport import Notify, address_allowed
 
 __all__ = ["PushSender", "Resolver", "resolve_host"]
 

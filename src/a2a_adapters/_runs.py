@@ -7,7 +7,8 @@ from typing import Any
 
 import anyio
 
-from a2a_core import Agent, InputError, StartRun
+from a2a_core import Agent, InputError
+from a2a_core.transport import StartRun
 
 __all__ = ["Slot", "run_agent"]
 

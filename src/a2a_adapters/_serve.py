@@ -13,23 +13,17 @@ from typing import Any, Literal
 
 import attrs
 
-from a2a_core import (
-    Agent,
-    AgentCard,
-    AgentSkill,
-    Core,
-    CoreConfig,
-    ErrorMapping,
-    SecurityRequirement,
-)
+from a2a_core import Agent, Core, CoreConfig, ErrorMapping
+from a2a_core.card import AgentCard, AgentSkill, SecurityRequirement
+from a2a_core.store import AsyncStore
 
 from ._agents import AgentRegistry
 from ._auth import Authenticator
 from ._engine import Engine
 from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
 from ._push import PushSender
-from .quart import bind_socket, create_app, serve_app
-from .stores import MemoryStore, TaskStore
+from .asyncio import bind_socket, create_app, serve_app
+from .stores import MemoryStore
 
 __all__ = ["build_engine", "default_card", "serve"]
 
@@ -108,7 +102,7 @@ def build_engine(
     agent: Agents,
     *,
     card: AgentCard | None = None,
-    store: TaskStore | None = None,
+    store: AsyncStore | None = None,
     auth: Sequence[Authenticator] = (),
     task_ttl: timedelta | float | None = None,
     extended_card: AgentCard | None = None,
@@ -188,7 +182,7 @@ def serve(
     card: AgentCard | None = None,
     host: str = "127.0.0.1",
     port: int = 9999,
-    store: TaskStore | None = None,
+    store: AsyncStore | None = None,
     auth: Sequence[Authenticator] = (),
     task_ttl: timedelta | float | None = None,
     extended_card: AgentCard | None = None,

@@ -7,7 +7,7 @@ import anyio
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from a2a_core import KEEPALIVE, Frames, StreamOpened
+from a2a_core.transport import KEEPALIVE, Frames, StreamOpened
 
 __all__ = ["HttpStream", "answer_unless_gone", "stream_body"]
 

@@ -10,7 +10,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
-from a2a_core import A2AError, AgentCard, V1Codec
+from a2a_core.card import AgentCard
+from a2a_core.errors import A2AError
+from a2a_core.transport import V1Codec
 
 from ._agents import load_object
 from ._auth import ApiKeys, Authenticator, BearerTokens

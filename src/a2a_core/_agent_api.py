@@ -14,7 +14,7 @@ value                  yielded (progress)                          returned (fin
 =====================  ==========================================  ===========================
 ``None``               nothing                                      nothing more
 ``str``                status ``working`` with that text            ``completed`` with that text
-``Status``             that status (``input_required(…)``, …)       the same
+``StateChange``        that status (``input_required(…)``, …)       the same
 ``Artifact``           a whole artifact                             the same
 ``ArtifactChunk``      a chunk (``append`` / ``last_chunk``)        the same
 ``Message``            a direct reply: the task completes with it   the same
@@ -45,7 +45,7 @@ __all__ = [
     "InputError",
     "MissingInput",
     "RunAbandoned",
-    "Status",
+    "StateChange",
     "Update",
     "agent_message",
     "auth_required",
@@ -104,7 +104,7 @@ class RunAbandoned(Exception):
 
 
 @attrs.frozen
-class Status:
+class StateChange:
     """The agent moves its task to ``state``, optionally with a message for the user."""
 
     state: TaskState
@@ -125,36 +125,36 @@ def agent_message(text: str, *, metadata: Metadata | None = None) -> Message:
     return Message(message_id="", role=Role.AGENT, parts=(Part(text=text),), metadata=metadata)
 
 
-def _status(state: TaskState, text: str | None) -> Status:
-    return Status(state, agent_message(text) if text is not None else None)
+def _status(state: TaskState, text: str | None) -> StateChange:
+    return StateChange(state, agent_message(text) if text is not None else None)
 
 
-def working(text: str | None = None) -> Status:
+def working(text: str | None = None) -> StateChange:
     """Progress: the task is being worked on."""
     return _status(TaskState.WORKING, text)
 
 
-def input_required(question: str | None = None) -> Status:
+def input_required(question: str | None = None) -> StateChange:
     """The task waits for the user's answer."""
     return _status(TaskState.INPUT_REQUIRED, question)
 
 
-def auth_required(text: str) -> Status:
+def auth_required(text: str) -> StateChange:
     """The task waits for credentials (obtained out of band)."""
     return _status(TaskState.AUTH_REQUIRED, text)
 
 
-def completed(text: str | None = None) -> Status:
+def completed(text: str | None = None) -> StateChange:
     """The task is done."""
     return _status(TaskState.COMPLETED, text)
 
 
-def failed(text: str | None = None) -> Status:
+def failed(text: str | None = None) -> StateChange:
     """The task could not be done."""
     return _status(TaskState.FAILED, text)
 
 
-def rejected(text: str | None = None) -> Status:
+def rejected(text: str | None = None) -> StateChange:
     """The agent will not do the task."""
     return _status(TaskState.REJECTED, text)
 
@@ -170,7 +170,7 @@ def text_artifact(text: str, *, name: str = "", artifact_id: str = "") -> Artifa
 
 
 #: A normalized agent update, as the reducer consumes it.
-Update = Status | ArtifactChunk | Message
+Update = StateChange | ArtifactChunk | Message
 
 
 def normalize(value: Any, *, final: bool) -> list[Update]:
@@ -185,7 +185,7 @@ def normalize(value: Any, *, final: bool) -> list[Update]:
             if not value.isascii():
                 _check_text(value, "the text")
             return [completed(value) if final else working(value)]
-        case Status(message=message):
+        case StateChange(message=message):
             if message is not None:
                 _check_content(message, "the status message")
             return [value]
@@ -262,7 +262,7 @@ _CONTENT_FIELDS: dict[type, tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
 }
 
 
-def exception_status(error: BaseException) -> Status:
+def exception_status(error: BaseException) -> StateChange:
     """What an exception escaping the agent does to its task."""
     if isinstance(error, InputError):
         return input_required(str(error) or "More input is required.")

@@ -13,7 +13,7 @@ import attrs
 from ._agent_api import agent_message
 from ._config import CoreConfig
 from ._effects import Effect, Publish, Push
-from ._inputs import Context
+from ._inputs import World
 from ._model import (
     Artifact,
     Message,
@@ -76,7 +76,7 @@ def claim(message: Message, fingerprint: str | None) -> tuple[tuple[str, str], .
 
 
 def with_push_config(
-    record: TaskRecord, config: TaskPushNotificationConfig, ctx: Context
+    record: TaskRecord, config: TaskPushNotificationConfig, ctx: World
 ) -> TaskRecord:
     """``record`` holding ``config`` last (with its ids filled in), replacing one with its id."""
     config = attrs.evolve(
@@ -92,7 +92,7 @@ def history_with_status(task: Task) -> tuple[Message, ...]:
     return task.history if message is None else (*task.history, message)
 
 
-def set_status(task: Task, state: TaskState, message: Message | None, ctx: Context) -> Task:
+def set_status(task: Task, state: TaskState, message: Message | None, ctx: World) -> Task:
     if message is not None:
         message = attrs.evolve(
             message,

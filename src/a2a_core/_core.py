@@ -18,7 +18,7 @@ from ._config import CoreConfig
 from ._effects import AwaitTask, Decision, Fail, Notify, Push, Respond
 from ._errors import A2AError
 from ._http import Dispatch, HttpFront, HttpRequest, HttpResponse
-from ._inputs import Caller, Context, Input
+from ._inputs import Caller, Input, World
 from ._records import TaskRecord
 from ._reducer import Reducer
 from ._storage import LoggedEvent, Reads, Snapshot
@@ -74,7 +74,7 @@ class Core:
         """What to read from the store before :meth:`decide`."""
         return self._reducer.needs(inp)
 
-    def decide(self, inp: Input, snapshot: Snapshot, ctx: Context) -> Decision:
+    def decide(self, inp: Input, snapshot: Snapshot, ctx: World) -> Decision:
         """Decide ``inp`` over ``snapshot`` (which must answer :meth:`needs`)."""
         return self._reducer.decide(inp, snapshot, ctx)
 

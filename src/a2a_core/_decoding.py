@@ -1,5 +1,5 @@
 """Decoding requests: the JSON-RPC envelope and method tables of every dialect, and the
-HTTP+JSON routes' parameters, into one v1.0 :class:`~a2a_core.Call`.
+HTTP+JSON routes' parameters, into one v1.0 :class:`~a2a_core.decisions.Call`.
 
 Checks run in the order that makes each error precise: body size (before any parsing), content
 type, JSON, envelope, protocol version, method, and only then the parameters. The older

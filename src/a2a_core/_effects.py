@@ -16,18 +16,18 @@ from ._errors import A2AError
 from ._model import TaskPushNotificationConfig
 from ._records import TaskRecord
 from ._storage import LoggedEvent, Write
-from ._streams import OpenStream
+from ._streams import FollowTask
 
 __all__ = [
     "AwaitTask",
+    "CallReply",
     "Decision",
     "Effect",
     "Fail",
+    "FollowTask",
     "Notify",
-    "OpenStream",
     "Publish",
     "Push",
-    "Reply",
     "Respond",
     "StartRun",
     "StopRun",
@@ -79,7 +79,7 @@ class Notify:
     """POST ``body`` to a task's webhook (one event of its log, as a v1.0 ``StreamResponse``).
 
     ``guarded``: resolve the URL's host and connect only to an address the SSRF guard allows
-    (``a2a_core.address_allowed``); false only for allow-listed hosts. Deliveries to one
+    (``a2a_core.transport.address_allowed``); false only for allow-listed hosts. Deliveries to one
     ``(task_id, config_id)`` must keep their order (``seq``).
     """
 
@@ -117,7 +117,7 @@ class AwaitTask:
     history_length: int | None = None
 
 
-Reply = Respond | Fail | AwaitTask | OpenStream
+CallReply = Respond | Fail | AwaitTask | FollowTask
 
 
 @attrs.frozen
@@ -126,11 +126,12 @@ class Decision:
 
     writes: tuple[Write, ...] = ()
     effects: tuple[Effect, ...] = ()
-    #: The answer to a :class:`~a2a_core.Call`; ``None`` for agent output and ticks.
-    reply: Reply | None = None
-    #: When the core next wants a :class:`~a2a_core.Tick` (``None``: no change of plan).
+    #: The answer to a :class:`~a2a_core.decisions.Call`; ``None`` for agent output and ticks.
+    reply: CallReply | None = None
+    #: When the core next wants a :class:`~a2a_core.decisions.Tick` (``None``: no change of plan).
     wake_at: datetime | None = None
     #: For agent output: nothing more from this run counts (the task settled, or the run was
-    #: replaced), so its :class:`~a2a_core.AgentDone` would decide nothing and need not be sent.
+    #: replaced), so its :class:`~a2a_core.decisions.AgentDone` would decide nothing and need not
+    #: be sent.
     #: Saves an adapter a read and a decision for every run that finishes its own task.
     run_over: bool = False

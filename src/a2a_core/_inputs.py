@@ -1,6 +1,6 @@
 """What drives the core: client calls, agent output, and the clock.
 
-Every input is a frozen value. Together with the store's snapshot and a :class:`Context` (the
+Every input is a frozen value. Together with the store's snapshot and a :class:`World` (the
 time, and a source of fresh ids) it fully determines the core's decision, so any run of the
 server can be replayed exactly from its inputs.
 """
@@ -20,11 +20,11 @@ __all__ = [
     "AgentOutput",
     "Call",
     "Caller",
-    "Context",
     "Dialect",
     "Input",
     "Operation",
     "Tick",
+    "World",
 ]
 
 
@@ -116,7 +116,7 @@ Input = Call | AgentOutput | AgentDone | Tick
 
 
 @attrs.frozen
-class Context:
+class World:
     """The world outside the core, passed in so that the core never reads it itself."""
 
     now: datetime

@@ -8,26 +8,26 @@ end completes a task the agent left submitted or working.
 
 import attrs
 
-from ._agent_api import ArtifactChunk, Status, Update, exception_status, normalize
+from ._agent_api import ArtifactChunk, StateChange, Update, exception_status, normalize
 from ._changes import commit, invalid_state, merge, set_status, status_event
 from ._config import CoreConfig
 from ._effects import Decision, StopRun
 from ._errors import InvalidAgentResponseError
-from ._inputs import AgentDone, AgentOutput, Context
+from ._inputs import AgentDone, AgentOutput, World
 from ._model import Message, StreamEvent, TaskArtifactUpdateEvent, TaskState
 from ._records import TaskRecord
-from ._states import Event, RunEffect, RunEvent, run_step, transition
+from ._states import RunEffect, RunTrigger, Trigger, run_step, transition
 
 __all__ = ["agent_done", "agent_output"]
 
 _AGENT_EVENTS = {
-    TaskState.WORKING: Event.AGENT_WORKING,
-    TaskState.INPUT_REQUIRED: Event.AGENT_INPUT_REQUIRED,
-    TaskState.AUTH_REQUIRED: Event.AGENT_AUTH_REQUIRED,
-    TaskState.COMPLETED: Event.AGENT_COMPLETED,
-    TaskState.FAILED: Event.AGENT_FAILED,
-    TaskState.REJECTED: Event.AGENT_REJECTED,
-    TaskState.CANCELED: Event.AGENT_CANCELED,
+    TaskState.WORKING: Trigger.AGENT_WORKING,
+    TaskState.INPUT_REQUIRED: Trigger.AGENT_INPUT_REQUIRED,
+    TaskState.AUTH_REQUIRED: Trigger.AGENT_AUTH_REQUIRED,
+    TaskState.COMPLETED: Trigger.AGENT_COMPLETED,
+    TaskState.FAILED: Trigger.AGENT_FAILED,
+    TaskState.REJECTED: Trigger.AGENT_REJECTED,
+    TaskState.CANCELED: Trigger.AGENT_CANCELED,
 }
 
 
@@ -36,10 +36,10 @@ def _current(record: TaskRecord | None, run: int) -> bool:
 
 
 def agent_output(
-    config: CoreConfig, out: AgentOutput, record: TaskRecord | None, ctx: Context
+    config: CoreConfig, out: AgentOutput, record: TaskRecord | None, ctx: World
 ) -> Decision:
     if record is None or not _current(record, out.run):
-        effects, _ = run_step(record is not None and record.running, RunEvent.LATE)
+        effects, _ = run_step(record is not None and record.running, RunTrigger.LATE)
         stop = (StopRun(out.task_id, out.run),) if RunEffect.STOP_REPORTER in effects else ()
         return Decision(effects=stop, run_over=RunEffect.OVER in effects)
     updates: list[Update]
@@ -51,10 +51,10 @@ def agent_output(
 
 
 def agent_done(
-    config: CoreConfig, done: AgentDone, record: TaskRecord | None, ctx: Context
+    config: CoreConfig, done: AgentDone, record: TaskRecord | None, ctx: World
 ) -> Decision:
     if record is None or not _current(record, done.run):
-        return Decision()  # RunEvent.LATE_END: dropped
+        return Decision()  # RunTrigger.LATE_END: dropped
     updates: list[Update]
     if done.error is not None:
         updates = [exception_status(done.error)]
@@ -70,7 +70,7 @@ def _apply(
     config: CoreConfig,
     record: TaskRecord,
     updates: list[Update],
-    ctx: Context,
+    ctx: World,
     *,
     finished: bool,
 ) -> Decision:
@@ -81,15 +81,15 @@ def _apply(
         if task.status.state.terminal:
             break  # the run said more after finishing the task: it no longer counts
         match update:
-            case Status(state=state, message=message):
+            case StateChange(state=state, message=message):
                 event = _AGENT_EVENTS.get(state)
                 if event is None:
                     state, message = invalid_state(state)
-                    event = Event.AGENT_FAILED
+                    event = Trigger.AGENT_FAILED
                 task = set_status(task, transition(task.status.state, event), message, ctx)
                 events.append(status_event(task))
             case ArtifactChunk(artifact=artifact, append=append, last_chunk=last_chunk):
-                transition(task.status.state, Event.AGENT_ARTIFACT)  # legal while not terminal
+                transition(task.status.state, Trigger.AGENT_ARTIFACT)  # legal while not terminal
                 if not artifact.artifact_id:
                     artifact = attrs.evolve(artifact, artifact_id=ctx.new_id())
                 task = attrs.evolve(task, artifacts=merge(task.artifacts, artifact, append))
@@ -107,7 +107,7 @@ def _apply(
                     )
                 )
             case Message() as message:
-                state = transition(task.status.state, Event.AGENT_COMPLETED)
+                state = transition(task.status.state, Trigger.AGENT_COMPLETED)
                 task = set_status(task, state, message, ctx)
                 replied = True
                 # The reply itself is logged before the completion it causes, so that a
@@ -120,11 +120,11 @@ def _apply(
         events.append(status_event(task))
 
     if finished:
-        step = RunEvent.END
+        step = RunTrigger.END
     elif task.status.state.terminal:
-        step = RunEvent.FINISH
+        step = RunTrigger.FINISH
     else:
-        step = RunEvent.OUTPUT
+        step = RunTrigger.OUTPUT
     run_effects, running = run_step(record.running, step)
     over = RunEffect.OVER in run_effects
     if not events and running == record.running:

@@ -35,7 +35,7 @@ from ._changes import view
 from ._config import CoreConfig
 from ._effects import AwaitTask, Decision, Fail, Respond
 from ._errors import A2AError, UnsupportedOperationError
-from ._inputs import AgentDone, AgentOutput, Call, Context, Input, Operation, Tick
+from ._inputs import AgentDone, AgentOutput, Call, Input, Operation, Tick, World
 from ._model import TaskPushNotificationConfig
 from ._outputs import agent_done, agent_output
 from ._records import Owner, TaskRecord
@@ -109,7 +109,7 @@ class Reducer:
                 )
         return Reads()
 
-    def decide(self, inp: Input, snapshot: Snapshot, ctx: Context) -> Decision:
+    def decide(self, inp: Input, snapshot: Snapshot, ctx: World) -> Decision:
         """The decision for ``inp`` given what the store holds."""
         match inp:
             case Call():
@@ -129,7 +129,7 @@ class Reducer:
         """The answer to a blocking send once its task has settled."""
         return settled_reply(wait, record)
 
-    def _call(self, call: Call, snapshot: Snapshot, ctx: Context) -> Decision:
+    def _call(self, call: Call, snapshot: Snapshot, ctx: World) -> Decision:
         config = self.config
         principal = call.caller.principal
         match call.operation, call.request:

@@ -15,15 +15,15 @@ from ._agent_api import AgentContext
 from ._card_model import AgentCard
 from ._changes import claim, commit, status_event, view, with_push_config
 from ._config import CoreConfig
-from ._effects import AwaitTask, Decision, Effect, Reply, Respond, StartRun, StopRun
+from ._effects import AwaitTask, CallReply, Decision, Effect, Respond, StartRun, StopRun
 from ._errors import UnsupportedOperationError
-from ._inputs import Call, Context, Dialect
+from ._inputs import Call, Dialect, World
 from ._model import Message, Task, TaskPushNotificationConfig, TaskState, TaskStatus
 from ._records import Owner, TaskRecord, message_fingerprint, named_key
 from ._requests import SendMessageRequest
-from ._states import Event, IllegalTransition, RunEffect, RunEvent, run_step, transition
+from ._states import IllegalTransition, RunEffect, RunTrigger, Trigger, run_step, transition
 from ._storage import Delete, Put, Snapshot, Write
-from ._streams import OpenStream, StreamMode
+from ._streams import FollowTask, StreamMode
 from ._validation import (
     bad_param,
     check_config_count,
@@ -51,7 +51,7 @@ def send(
     request: SendMessageRequest,
     call: Call,
     snapshot: Snapshot,
-    ctx: Context,
+    ctx: World,
     *,
     streaming: bool,
 ) -> Decision:
@@ -114,7 +114,7 @@ def send(
         )
 
     record = write.record
-    answer: Reply
+    answer: CallReply
     if streaming:
         answer = _send_stream(record, history_length, _hold_until(config, ctx))
     elif immediately:
@@ -130,8 +130,8 @@ def _replay(
     immediately: bool,
     history_length: int | None,
     streaming: bool,
-    ctx: Context,
-) -> Reply:
+    ctx: World,
+) -> CallReply:
     """The answer to a re-sent message: the task it created, without running anything."""
     wait = AwaitTask(record.id, history_length)
     if streaming:
@@ -143,7 +143,7 @@ def _replay(
     return wait
 
 
-def _hold_until(config: CoreConfig, ctx: Context) -> datetime | None:
+def _hold_until(config: CoreConfig, ctx: World) -> datetime | None:
     """Until when a streamed send may hold its task back for a direct reply."""
     window = config.direct_reply_window
     if window is None:
@@ -153,12 +153,12 @@ def _hold_until(config: CoreConfig, ctx: Context) -> datetime | None:
 
 def _send_stream(
     record: TaskRecord, history_length: int | None, hold_until: datetime | None
-) -> OpenStream:
+) -> FollowTask:
     """The stream of a send: the task as of now, then whatever follows."""
     snapshot: Task | Message = view(record.task, history_length)
     if record.replied and record.state.settled and record.task.status.message is not None:
         snapshot = record.task.status.message
-    return OpenStream(record.id, StreamMode.SEND, record.seq, snapshot, record.state, hold_until)
+    return FollowTask(record.id, StreamMode.SEND, record.seq, snapshot, record.state, hold_until)
 
 
 def _create(
@@ -169,7 +169,7 @@ def _create(
     fingerprint: str | None,
     request: SendMessageRequest,
     push: TaskPushNotificationConfig | None,
-    ctx: Context,
+    ctx: World,
     *,
     named: str = "",
 ) -> tuple[Put, tuple[Effect, ...]]:
@@ -183,7 +183,7 @@ def _create(
         status=TaskStatus(TaskState.SUBMITTED, timestamp=ctx.now),
         history=(message,),
     )
-    _, running = run_step(False, RunEvent.TURN)
+    _, running = run_step(False, RunTrigger.TURN)
     record = TaskRecord(
         task=task,
         owner=owner,
@@ -210,7 +210,7 @@ def _follow_up(
     fingerprint: str | None,
     request: SendMessageRequest,
     push: TaskPushNotificationConfig | None,
-    ctx: Context,
+    ctx: World,
 ) -> tuple[Put, tuple[Effect, ...]]:
     task = record.task
     if message.context_id and message.context_id != task.context_id:
@@ -219,7 +219,7 @@ def _follow_up(
             f"{message.context_id!r} is not the context of task {task.id}",
         )
     try:
-        state = transition(record.state, Event.USER_MESSAGE)
+        state = transition(record.state, Trigger.USER_MESSAGE)
     except IllegalTransition:
         raise UnsupportedOperationError(
             f"Task {task.id} is in terminal state {record.state.value}: "
@@ -239,7 +239,7 @@ def _follow_up(
     status = TaskStatus(state, timestamp=ctx.now)
     # One copy of the history, however long (an immutable task can do no better).
     task = attrs.evolve(task, status=status, history=(*task.history, *superseded, message))
-    run_effects, running = run_step(record.running, RunEvent.TURN)
+    run_effects, running = run_step(record.running, RunTrigger.TURN)
     run = record.run + 1
     updated = attrs.evolve(
         record,

@@ -49,9 +49,9 @@ when it comes, call :meth:`Server.tick`.
 
 import itertools
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
-from typing import Any, Protocol, assert_never
+from typing import Any, assert_never
 
 import attrs
 
@@ -70,10 +70,10 @@ from ._effects import (
 )
 from ._errors import InternalError
 from ._http import Dispatch, HttpRequest, HttpResponse
-from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Context, Input, Tick
+from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Tick, World
 from ._records import TaskRecord
-from ._storage import LoggedEvent, Put, Reads, Snapshot, Write
-from ._streams import Advance, OpenStream, StreamCursor, advance, log_page, open_cursor, release
+from ._storage import LoggedEvent, Put, Reads, Snapshot, SyncStore, Write
+from ._streams import Advance, FollowTask, StreamCursor, advance, log_page, open_cursor, release
 
 __all__ = [
     "Action",
@@ -85,7 +85,6 @@ __all__ = [
     "Read",
     "Server",
     "StreamOpened",
-    "SyncStore",
 ]
 
 #: How often a decision is made again when its writes lose a compare-and-set race.
@@ -135,9 +134,10 @@ class StreamOpened:
 
 @attrs.frozen
 class Frames:
-    """More of stream ``stream`` (in order); ``ended``: send nothing more, close it."""
+    """More of the streamed response to exchange ``exchange`` (in order); ``ended``: send nothing
+    more, close it."""
 
-    stream: int
+    exchange: int
     frames: tuple[bytes, ...]
     ended: bool
 
@@ -174,14 +174,6 @@ Action = (
 )
 
 
-class SyncStore(Protocol):
-    """A store the server can use directly (``MemoryTasks`` is one)."""
-
-    def read(self, reads: Reads) -> Snapshot: ...
-
-    def commit(self, writes: Sequence[Write]) -> bool: ...
-
-
 # --- bookkeeping ----------------------------------------------------------------------------------
 
 
@@ -211,7 +203,7 @@ class _Waiter:
 class _Follower:
     """A stream following a task."""
 
-    stream: int
+    exchange: int
     dispatch: Dispatch
     cursor: StreamCursor
     #: A log read for it is under way.
@@ -226,7 +218,7 @@ class _Follower:
 
 @attrs.frozen
 class _LogRead:
-    stream: int
+    exchange: int
 
 
 @attrs.frozen
@@ -389,10 +381,11 @@ class Server:
             self._failed(op, "the store failed", now)
         self._settle(now)
 
-    def frames_sent(self, stream: int, now: datetime) -> None:
-        """A :class:`Frames` batch of ``stream`` went out (only with a ``stream_window``): a
-        stream that fell behind reads on from the log once it has sent all it was given."""
-        follower = self._streams.get(stream)
+    def frames_sent(self, exchange: int, now: datetime) -> None:
+        """A :class:`Frames` batch of exchange ``exchange`` went out (only with a
+        ``stream_window``): a stream that fell behind reads on from the log once it has sent all
+        it was given."""
+        follower = self._streams.get(exchange)
         if follower is None:
             return
         follower.unsent = max(follower.unsent - 1, 0)
@@ -497,7 +490,7 @@ class Server:
                 del self._jobs[op]
                 self._verified(job, snapshot.task)
             case _Job():
-                decision = self.core.decide(job.input, snapshot, Context(now, self._new_id))
+                decision = self.core.decide(job.input, snapshot, World(now, self._new_id))
                 if decision.writes:
                     job.decision = decision
                     self._store(op, Commit(op, decision.writes))
@@ -525,7 +518,7 @@ class Server:
         """A store operation failed for good: say so to whoever waits on it."""
         job = self._jobs.pop(op)
         match job:
-            case _LogRead(stream=stream):
+            case _LogRead(exchange=stream):
                 follower = self._streams.get(stream)
                 if follower is not None:
                     error = InternalError("The stream failed: the server could not read the task")
@@ -620,7 +613,7 @@ class Server:
                     op = next(self._ops)
                     self._jobs[op] = _Verify(exchange)
                     self._store(op, Read(op, Reads(task_id=wait.task_id)))
-            case OpenStream() as opened:
+            case FollowTask() as opened:
                 self._open(exchange, dispatch, opened, now)
             case None:  # pragma: no cover - the core answers every call
                 raise AssertionError("the core returned no reply for a call")
@@ -666,7 +659,7 @@ class Server:
 
     # --- streams ------------------------------------------------------------------------------
 
-    def _open(self, exchange: int, dispatch: Dispatch, opened: OpenStream, now: datetime) -> None:
+    def _open(self, exchange: int, dispatch: Dispatch, opened: FollowTask, now: datetime) -> None:
         step = open_cursor(opened)
         follower = _Follower(exchange, dispatch, step.cursor)
         frames = self._render(follower, step.frames)
@@ -700,12 +693,12 @@ class Server:
     def _moved(self, follower: _Follower, cursor: StreamCursor) -> None:
         follower.cursor = cursor
         if cursor.release_at is not None:
-            self._held[follower.stream] = follower
+            self._held[follower.exchange] = follower
         else:
-            self._held.pop(follower.stream, None)
+            self._held.pop(follower.exchange, None)
 
     def _send(self, follower: _Follower, frames: tuple[bytes, ...]) -> None:
-        self._act(Frames(follower.stream, frames, ended=False))
+        self._act(Frames(follower.exchange, frames, ended=False))
         if self._window is not None:
             follower.unsent += 1
             if follower.unsent >= self._window:
@@ -713,21 +706,21 @@ class Server:
                 follower.behind = True  # it reads the log once what it has is sent
 
     def _end(self, follower: _Follower, frames: tuple[bytes, ...]) -> None:
-        self._act(Frames(follower.stream, frames, ended=True))
-        self.client_left(follower.stream)
+        self._act(Frames(follower.exchange, frames, ended=True))
+        self.client_left(follower.exchange)
 
     def _read_log(self, follower: _Follower, now: datetime) -> None:
-        if follower.reading or follower.stream not in self._streams:
+        if follower.reading or follower.exchange not in self._streams:
             return
         follower.reading = True
         op = next(self._ops)
-        self._jobs[op] = _LogRead(follower.stream)
+        self._jobs[op] = _LogRead(follower.exchange)
         query = log_page(follower.cursor)
         self._store(op, Read(op, Reads(task_id=query.task_id, log=query)))
 
     def _log_read(self, op: int, job: _LogRead, snapshot: Snapshot, now: datetime) -> None:
         del self._jobs[op]
-        follower = self._streams.get(job.stream)
+        follower = self._streams.get(job.exchange)
         if follower is None:
             return  # its client left meanwhile
         follower.reading = False
@@ -737,7 +730,7 @@ class Server:
         step = advance(follower.cursor, snapshot.log)
         full_page = len(snapshot.log) == log_page(follower.cursor).limit
         self._deliver(follower, step, now)
-        if follower.stream not in self._streams or follower.behind:
+        if follower.exchange not in self._streams or follower.behind:
             return
         if full_page or follower.cursor.last_seq < max(follower.seen, snapshot.task.seq):
             self._read_log(follower, now)  # there is more, or more came while reading

@@ -32,18 +32,18 @@ from ._model import TaskState
 __all__ = [
     "RUNS",
     "TRANSITIONS",
-    "Event",
     "IllegalTransition",
     "RunEffect",
-    "RunEvent",
     "RunState",
+    "RunTrigger",
+    "Trigger",
     "run_step",
     "state_diagram",
     "transition",
 ]
 
 
-class Event(enum.Enum):
+class Trigger(enum.Enum):
     """What can happen to a task."""
 
     #: The agent reports the task's new state.
@@ -65,17 +65,17 @@ class Event(enum.Enum):
 class IllegalTransition(Exception):
     """The event is not allowed in the task's current state."""
 
-    def __init__(self, state: TaskState, event: Event) -> None:
+    def __init__(self, state: TaskState, event: Trigger) -> None:
         self.state = state
         self.event = event
         super().__init__(f"{event.value} is not allowed in state {state.value}")
 
 
 _S = TaskState
-_E = Event
+_E = Trigger
 
 #: What the agent's own word does to a task that is live (submitted or working).
-_AGENT_MOVES: Mapping[Event, TaskState] = {
+_AGENT_MOVES: Mapping[Trigger, TaskState] = {
     _E.AGENT_WORKING: _S.WORKING,
     _E.AGENT_INPUT_REQUIRED: _S.INPUT_REQUIRED,
     _E.AGENT_AUTH_REQUIRED: _S.AUTH_REQUIRED,
@@ -85,7 +85,7 @@ _AGENT_MOVES: Mapping[Event, TaskState] = {
     _E.AGENT_CANCELED: _S.CANCELED,
 }
 
-_BY_STATE: Mapping[TaskState, Mapping[Event, TaskState]] = {
+_BY_STATE: Mapping[TaskState, Mapping[Trigger, TaskState]] = {
     _S.SUBMITTED: {
         **_AGENT_MOVES,
         _E.AGENT_ARTIFACT: _S.SUBMITTED,
@@ -120,12 +120,12 @@ _BY_STATE: Mapping[TaskState, Mapping[Event, TaskState]] = {
 }
 
 #: The transition table: ``(state, event) -> new state``. Absent pairs are illegal.
-TRANSITIONS: Mapping[tuple[TaskState, Event], TaskState] = {
+TRANSITIONS: Mapping[tuple[TaskState, Trigger], TaskState] = {
     (state, event): target for state, moves in _BY_STATE.items() for event, target in moves.items()
 }
 
 
-def transition(state: TaskState, event: Event) -> TaskState:
+def transition(state: TaskState, event: Trigger) -> TaskState:
     """The state after ``event``; raises :class:`IllegalTransition` if it is not allowed."""
     try:
         return TRANSITIONS[state, event]
@@ -158,7 +158,7 @@ class RunState(enum.Enum):
     RUNNING = "running"
 
 
-class RunEvent(enum.Enum):
+class RunTrigger(enum.Enum):
     """What happens to a task's runs."""
 
     #: A message starts a turn: a new task, or a follow-up.
@@ -193,13 +193,13 @@ class RunEffect(enum.Enum):
 
 
 _R = RunState
-_RE = RunEvent
+_RE = RunTrigger
 _RX = RunEffect
 
 #: The run machine: ``(run state, event) -> (effects, new run state)``. This is where "a
 #: canceled task stays canceled" lives for runs: a cancel makes the task idle, and whatever its
 #: old run says after that is late: dropped, and the run stopped.
-RUNS: Mapping[tuple[RunState, RunEvent], tuple[tuple[RunEffect, ...], RunState]] = {
+RUNS: Mapping[tuple[RunState, RunTrigger], tuple[tuple[RunEffect, ...], RunState]] = {
     (_R.IDLE, _RE.TURN): ((_RX.START,), _R.RUNNING),
     (_R.RUNNING, _RE.TURN): ((_RX.STOP_CURRENT, _RX.START), _R.RUNNING),
     (_R.IDLE, _RE.CANCEL): ((), _R.IDLE),
@@ -214,7 +214,7 @@ RUNS: Mapping[tuple[RunState, RunEvent], tuple[tuple[RunEffect, ...], RunState]]
 }
 
 
-def run_step(running: bool, event: RunEvent) -> tuple[tuple[RunEffect, ...], bool]:
+def run_step(running: bool, event: RunTrigger) -> tuple[tuple[RunEffect, ...], bool]:
     """The effects of ``event`` on a task whose run is (or is not) ``running``, and whether a
     run counts after it. An idle task's current run cannot report: that is ``LATE``."""
     effects, after = RUNS[_R.RUNNING if running else _R.IDLE, event]

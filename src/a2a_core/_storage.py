@@ -9,7 +9,9 @@ and it is the same for one process and for many replicas over Redis.
 
 import base64
 import binascii
+from collections.abc import Awaitable, Sequence
 from datetime import datetime
+from typing import Protocol
 
 import attrs
 
@@ -18,6 +20,7 @@ from ._records import Owner, TaskRecord
 from ._wire import format_timestamp, parse_timestamp
 
 __all__ = [
+    "AsyncStore",
     "Cursor",
     "Delete",
     "Expired",
@@ -30,6 +33,7 @@ __all__ = [
     "Put",
     "Reads",
     "Snapshot",
+    "SyncStore",
     "Write",
 ]
 
@@ -194,3 +198,47 @@ class Delete:
 
 
 Write = Put | Delete
+
+
+# --- the store itself, as the two kinds of transport see it -------------------------------------
+
+
+class SyncStore(Protocol):
+    """A store a transport calls synchronously, such as :class:`~a2a_core.store.MemoryTasks`.
+
+    Handing one to :class:`~a2a_core.transport.Server` lets the machine perform its own reads
+    and commits, so that a transport that needs no I/O for storage never sees a ``Read`` or a
+    ``Commit`` action.
+    """
+
+    def read(self, reads: Reads) -> Snapshot:
+        """The records ``reads`` names: a task by id, and/or a page of a listing or a log."""
+        ...
+
+    def commit(self, writes: Sequence[Write]) -> bool:
+        """Apply all ``writes`` or none: ``False`` if any expected version no longer holds."""
+        ...
+
+
+class AsyncStore(Protocol):
+    """A store a transport awaits (SQLite in a worker thread, Redis over the network).
+
+    The methods return awaitables rather than being ``async def`` so that the core stays free of
+    any event loop; an ``async def`` implementation satisfies the protocol. The transport performs
+    the machine's ``Read`` and ``Commit`` actions on it and reports back with ``read_done`` and
+    ``commit_done``. A store decides nothing: filtering, paging and ownership come from the
+    :class:`Reads` the core built, so that every backend answers alike (the conformance suite in
+    ``tests/a2a_adapters/stores`` holds each one to that).
+    """
+
+    def read(self, reads: Reads) -> Awaitable[Snapshot]:
+        """The records ``reads`` names: a task by id, and/or a page of a listing or a log."""
+        ...
+
+    def commit(self, writes: Sequence[Write]) -> Awaitable[bool]:
+        """Apply all ``writes`` or none: ``False`` if any expected version no longer holds."""
+        ...
+
+    def aclose(self) -> Awaitable[None]:
+        """Release the store's resources."""
+        ...

@@ -39,7 +39,7 @@ from ._storage import LoggedEvent, LogQuery
 
 __all__ = [
     "Advance",
-    "OpenStream",
+    "FollowTask",
     "StreamCursor",
     "StreamMode",
     "advance",
@@ -59,7 +59,7 @@ class StreamMode(enum.Enum):
 
 
 @attrs.frozen
-class OpenStream:
+class FollowTask:
     """The reply that opens an event stream on a task.
 
     The client has every event up to ``after``; ``snapshot`` (if any) is the task as of that
@@ -114,7 +114,7 @@ def _ends(mode: StreamMode, state: TaskState | None) -> bool:
     return state.settled if mode is StreamMode.SEND else state.terminal
 
 
-def open_cursor(stream: OpenStream) -> Advance:
+def open_cursor(stream: FollowTask) -> Advance:
     """The cursor for a new stream, and the frames to send at once."""
     cursor = StreamCursor(stream.task_id, stream.mode, stream.after, stream.state)
     snapshot = stream.snapshot

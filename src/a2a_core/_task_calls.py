@@ -7,7 +7,7 @@ from ._changes import commit, history_with_status, status_event, view, with_push
 from ._config import CoreConfig
 from ._effects import Decision, Effect, Respond, StopRun
 from ._errors import TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError
-from ._inputs import Call, Context
+from ._inputs import Call, World
 from ._model import (
     ListTaskPushNotificationConfigsResponse,
     ListTasksResponse,
@@ -21,9 +21,9 @@ from ._requests import (
     ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
 )
-from ._states import Event, IllegalTransition, RunEffect, RunEvent, run_step, transition
+from ._states import IllegalTransition, RunEffect, RunTrigger, Trigger, run_step, transition
 from ._storage import ListQuery, Page, Put, Snapshot
-from ._streams import OpenStream, StreamMode
+from ._streams import FollowTask, StreamMode
 from ._validation import (
     bad_param,
     check_config_count,
@@ -35,9 +35,9 @@ from ._visibility import owned
 __all__ = ["cancel", "list_reply", "push_call", "subscription"]
 
 
-def cancel(config: CoreConfig, record: TaskRecord, ctx: Context) -> Decision:
+def cancel(config: CoreConfig, record: TaskRecord, ctx: World) -> Decision:
     try:
-        state = transition(record.state, Event.CANCEL)
+        state = transition(record.state, Trigger.CANCEL)
     except IllegalTransition:
         raise TaskNotCancelableError(
             f"Task {record.task.id} cannot be canceled: it is already {record.state.value}",
@@ -47,7 +47,7 @@ def cancel(config: CoreConfig, record: TaskRecord, ctx: Context) -> Decision:
     task = attrs.evolve(
         task, status=TaskStatus(state, timestamp=ctx.now), history=history_with_status(task)
     )
-    run_effects, running = run_step(record.running, RunEvent.CANCEL)
+    run_effects, running = run_step(record.running, RunTrigger.CANCEL)
     updated = attrs.evolve(
         record, task=task, version=record.version + 1, running=running, seq=record.seq + 1
     )
@@ -59,7 +59,7 @@ def cancel(config: CoreConfig, record: TaskRecord, ctx: Context) -> Decision:
     return Decision(writes=(put,), effects=tuple(effects), reply=Respond(task))
 
 
-def subscription(record: TaskRecord, after: int | None) -> OpenStream:
+def subscription(record: TaskRecord, after: int | None) -> FollowTask:
     """A ``SubscribeToTask`` stream: from now (snapshot first), or resumed after an event."""
     terminal = UnsupportedOperationError(
         f"Task {record.task.id} is in terminal state {record.state.value}: "
@@ -69,7 +69,7 @@ def subscription(record: TaskRecord, after: int | None) -> OpenStream:
     if after is None:
         if record.state.terminal:
             raise terminal
-        return OpenStream(
+        return FollowTask(
             record.id, StreamMode.SUBSCRIBE, record.seq, view(record.task, None), record.state
         )
     if not 0 <= after <= record.seq:
@@ -81,7 +81,7 @@ def subscription(record: TaskRecord, after: int | None) -> OpenStream:
         raise terminal
     # Resumed: the client has everything up to ``after``; the log has the rest.
     state = record.state if after == record.seq else None
-    return OpenStream(record.id, StreamMode.SUBSCRIBE, after, None, state)
+    return FollowTask(record.id, StreamMode.SUBSCRIBE, after, None, state)
 
 
 def list_reply(request: ListTasksRequest, query: ListQuery, page: Page) -> ListTasksResponse:
@@ -96,7 +96,7 @@ def list_reply(request: ListTasksRequest, query: ListQuery, page: Page) -> ListT
     )
 
 
-def push_call(config: CoreConfig, call: Call, snapshot: Snapshot, ctx: Context) -> Decision:
+def push_call(config: CoreConfig, call: Call, snapshot: Snapshot, ctx: World) -> Decision:
     """Create, read, list or delete a task's push configs (the task must be the caller's)."""
     if not config.push_notifications:
         raise push_not_supported()

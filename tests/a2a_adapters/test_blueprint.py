@@ -12,8 +12,8 @@ from a2a.types import a2a_pb2 as pb
 from quart import Quart
 from quart_trio import QuartTrio
 
+from a2a_adapters import asyncio as asyncio_adapter
 from a2a_adapters import build_engine
-from a2a_adapters import quart as asyncio_adapter
 from a2a_adapters import trio as trio_adapter
 from a2a_core import AgentContext, completed, working
 from examples import echo, multi_turn

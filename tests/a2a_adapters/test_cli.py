@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from a2a_adapters.asyncio import bind_socket
 from a2a_adapters.cli import main
-from a2a_adapters.quart import bind_socket
 from tests.a2a_adapters.support import (
     COMPLETED,
     card_of,

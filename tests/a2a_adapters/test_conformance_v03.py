@@ -29,7 +29,7 @@ import httpx
 import pytest
 
 from a2a_adapters import BearerTokens
-from a2a_core import AgentCard, AgentSkill
+from a2a_core.card import AgentCard, AgentSkill
 from examples import tck_agent
 from tests import servers
 from tests.a2a_adapters.sse import Event, SseStream

@@ -19,7 +19,8 @@ import httpx
 import pytest
 
 from a2a_adapters import MemoryStore, PushSender
-from a2a_core import AgentContext, Put, Reads, Snapshot, Write, working
+from a2a_core import AgentContext, working
+from a2a_core.store import Put, Reads, Snapshot, Write
 from examples import echo
 from tests.a2a_adapters.support import (
     A2A_HEADERS,

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from a2a_adapters import Engine, build_engine
-from a2a_core import HttpRequest
 from a2a_core.testing.strategies import Dialect, Hostile, hostile
+from a2a_core.transport import HttpRequest
 from examples import echo
 from tests import servers
 from tests.a2a_adapters.support import COMPLETED, TLS, send_task, state_of

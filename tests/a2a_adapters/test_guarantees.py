@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from a2a_adapters import ApiKeys, BearerTokens
-from a2a_core import AgentCard, AgentContext, AgentSkill
+from a2a_core import AgentContext
+from a2a_core.card import AgentCard, AgentSkill
 from examples import multi_turn, skills
 from tests.a2a_adapters.support import (
     A2A_HEADERS,

@@ -20,8 +20,6 @@ import pytest
 
 from a2a_adapters import Engine, build_engine
 from a2a_core import (
-    AgentCapabilities,
-    AgentCard,
     AgentContext,
     Artifact,
     ArtifactChunk,
@@ -33,6 +31,7 @@ from a2a_core import (
     text_artifact,
     working,
 )
+from a2a_core.card import AgentCapabilities, AgentCard
 from examples import echo, multi_turn, tck_agent
 from tests.a2a_adapters.support import (
     A2A_HEADERS,

@@ -16,7 +16,7 @@ from quart import Quart
 from quart_trio import QuartTrio
 
 from a2a_adapters import BearerTokens, ConnectionLimits, build_engine
-from a2a_adapters import quart as asyncio_adapter
+from a2a_adapters import asyncio as asyncio_adapter
 from a2a_adapters import trio as trio_adapter
 from a2a_adapters._limits import DEFAULT_LIMITS
 from examples import echo

@@ -1,7 +1,8 @@
 """The PushSender on its own: ``Notify`` effects POSTed to a real webhook receiver on 127.0.0.1.
 
 Each test runs the sender's ``run()`` in an anyio task group (on asyncio and on trio) and hands
-it ``a2a_core.Notify`` values, as the engine does. The receiver is a real HTTP server in a thread.
+it ``a2a_core.transport.Notify`` values, as the engine does. The receiver is a real HTTP server
+in a thread.
 
 The network the sender sees is fenced in (the ``egress`` fixture): every request it makes is
 recorded, and one to anything other than 127.0.0.1 is refused before a socket is opened. So a
@@ -25,7 +26,7 @@ import httpx
 import pytest
 
 from a2a_adapters import PushSender, Resolver
-from a2a_core import Notify
+from a2a_core.transport import Notify
 from tests.a2a_adapters.webhooks import (
     DELIVERY_TIMEOUT,
     Answer,

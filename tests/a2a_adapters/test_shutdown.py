@@ -18,8 +18,9 @@ import httpx
 import pytest
 
 from a2a_adapters import build_engine
-from a2a_adapters.quart import bind_socket
-from a2a_core import AgentContext, Reads, working
+from a2a_adapters.asyncio import bind_socket
+from a2a_core import AgentContext, working
+from a2a_core.store import Reads
 from examples import echo
 from tests.a2a_adapters.support import (
     COMPLETED,

@@ -28,16 +28,8 @@ from a2a.types import a2a_pb2 as pb
 
 from a2a_adapters import MemoryStore, build_engine
 from a2a_adapters._engine import MAX_BUFFERED_BATCHES
-from a2a_core import (
-    AgentContext,
-    ArtifactChunk,
-    Reads,
-    Snapshot,
-    Update,
-    completed,
-    text_artifact,
-    working,
-)
+from a2a_core import AgentContext, ArtifactChunk, Update, completed, text_artifact, working
+from a2a_core.store import Reads, Snapshot
 from examples import echo, tck_agent
 from tests.a2a_adapters.sse import (
     Event,

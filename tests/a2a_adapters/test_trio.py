@@ -17,7 +17,9 @@ import trio
 import trio.testing
 
 from a2a_adapters import HttpStream, build_engine
-from a2a_core import AgentContext, HttpRequest, HttpResponse, Reads, TaskState, Update, working
+from a2a_core import AgentContext, TaskState, Update, working
+from a2a_core.store import Reads
+from a2a_core.transport import HttpRequest, HttpResponse
 from examples import echo
 from tests import servers
 from tests.a2a_adapters.support import (

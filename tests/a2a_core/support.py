@@ -15,52 +15,24 @@ from typing import Any
 from hypothesis import strategies as st
 
 from a2a_core import (
-    A2AError,
-    AgentCard,
     Artifact,
     AuthenticationInfo,
-    AwaitTask,
-    Call,
-    Caller,
     CancelTaskRequest,
-    Context,
     Core,
     CoreConfig,
-    Cursor,
-    Decision,
-    Delete,
-    Expired,
-    ExpiryQuery,
-    Fail,
     GetTaskRequest,
-    HttpRequest,
-    Input,
-    ListQuery,
     ListTasksRequest,
-    LoggedEvent,
     Message,
-    MessageKey,
-    Operation,
-    Page,
     Part,
-    Publish,
-    Put,
-    Reads,
-    Respond,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
-    Snapshot,
-    StartRun,
     Task,
     TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,
-    TaskRecord,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    Tick,
-    Write,
 )
 from a2a_core._card_model import (
     AgentCapabilities,
@@ -90,6 +62,36 @@ from a2a_core._requests import (
     ListTaskPushNotificationConfigsRequest,
     SubscribeToTaskRequest,
 )
+from a2a_core.card import AgentCard
+from a2a_core.decisions import (
+    AwaitTask,
+    Call,
+    Decision,
+    Fail,
+    Input,
+    Operation,
+    Publish,
+    Respond,
+    Tick,
+    World,
+)
+from a2a_core.errors import A2AError
+from a2a_core.store import (
+    Cursor,
+    Delete,
+    Expired,
+    ExpiryQuery,
+    ListQuery,
+    LoggedEvent,
+    MessageKey,
+    Page,
+    Put,
+    Reads,
+    Snapshot,
+    TaskRecord,
+    Write,
+)
+from a2a_core.transport import Caller, HttpRequest, StartRun
 
 #: The fixed start of every test's clock.
 EPOCH = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -240,8 +242,8 @@ class Harness:
         self.step = step
         self.sent = 0
 
-    def context(self) -> Context:
-        return Context(now=self.now, new_id=self.ids)
+    def context(self) -> World:
+        return World(now=self.now, new_id=self.ids)
 
     def decide(self, inp: Input) -> Decision:
         """Read, decide and commit ``inp``; the clock then moves on by ``step``."""

@@ -11,12 +11,11 @@ from a2a_core import (
     Artifact,
     ArtifactChunk,
     InputError,
-    InvalidAgentResponseError,
     Message,
     MissingInput,
     Part,
     Role,
-    Status,
+    StateChange,
     TaskState,
     agent_message,
     auth_required,
@@ -29,6 +28,7 @@ from a2a_core import (
     working,
 )
 from a2a_core._agent_api import exception_status, normalize
+from a2a_core.errors import InvalidAgentResponseError
 
 from .support import artifacts, messages
 
@@ -36,7 +36,7 @@ BOTH = pytest.mark.parametrize("final", [False, True], ids=["yielded", "returned
 
 
 def agent_text(update: Any) -> str | None:
-    assert isinstance(update, Status)
+    assert isinstance(update, StateChange)
     return None if update.message is None else update.message.text
 
 
@@ -51,7 +51,7 @@ def test_none_means_nothing(final: bool) -> None:
 def test_a_yielded_string_is_progress() -> None:
     assert normalize("halfway", final=False) == [working("halfway")]
     (update,) = normalize("halfway", final=False)
-    assert isinstance(update, Status)
+    assert isinstance(update, StateChange)
     assert update.state is TaskState.WORKING
     assert agent_text(update) == "halfway"
 
@@ -59,7 +59,7 @@ def test_a_yielded_string_is_progress() -> None:
 def test_a_returned_string_completes() -> None:
     (update,) = normalize("done", final=True)
     assert update == completed("done")
-    assert isinstance(update, Status)
+    assert isinstance(update, StateChange)
     assert update.state is TaskState.COMPLETED
     assert agent_text(update) == "done"
 
@@ -75,10 +75,10 @@ def test_a_returned_string_completes() -> None:
         completed("c"),
         failed("f"),
         rejected("r"),
-        Status(TaskState.SUBMITTED),  # passed through: the reducer refuses it, not normalize
+        StateChange(TaskState.SUBMITTED),  # passed through: the reducer refuses it, not normalize
     ],
 )
-def test_a_status_is_itself(status: Status, final: bool) -> None:
+def test_a_status_is_itself(status: StateChange, final: bool) -> None:
     assert normalize(status, final=final) == [status]
 
 
@@ -172,14 +172,14 @@ def test_nested_lists_flatten_in_order(value: Any) -> None:
     ],
 )
 def test_status_helpers(helper: Any, state: TaskState) -> None:
-    assert helper() == Status(state)
+    assert helper() == StateChange(state)
     status = helper("text")
     assert status.state is state
     assert status.message == agent_message("text")
 
 
 def test_auth_required_always_says_why() -> None:
-    assert auth_required("log in at x") == Status(
+    assert auth_required("log in at x") == StateChange(
         TaskState.AUTH_REQUIRED, agent_message("log in at x")
     )
 

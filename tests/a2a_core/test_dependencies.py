@@ -16,8 +16,10 @@ ROUND_TRIP = """
 import json
 from datetime import UTC, datetime
 
-from a2a_core import AgentCard, Answer, Core, CoreConfig, HttpRequest, MemoryTasks, Server
-from a2a_core import StartRun
+from a2a_core import Core, CoreConfig
+from a2a_core.card import AgentCard
+from a2a_core.store import MemoryTasks
+from a2a_core.transport import Answer, HttpRequest, Server, StartRun
 
 now = datetime(2025, 1, 1, tzinfo=UTC)
 card = AgentCard(name="echo", description="Echoes.", version="1.0.0")

@@ -16,9 +16,9 @@ from datetime import timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from a2a_core import HttpResponse
 from a2a_core.testing import Driver
 from a2a_core.testing.strategies import Dialect, Hostile, hostile
+from a2a_core.transport import HttpResponse
 from examples import echo
 
 EXAMPLES = int(os.environ.get("A2A_FUZZ_EXAMPLES", "150"))

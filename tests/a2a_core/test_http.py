@@ -10,42 +10,31 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from a2a_core import (
-    ANONYMOUS,
-    ERROR_CODES,
-    A2AError,
-    AgentCapabilities,
-    AgentCard,
-    AgentDone,
-    AgentInterface,
-    AgentSkill,
     AuthenticationInfo,
-    AwaitTask,
-    Call,
-    Caller,
     Core,
-    Dispatch,
-    Fail,
     GetTaskRequest,
-    HttpRequest,
-    HttpResponse,
-    LoggedEvent,
-    MemoryTasks,
     Message,
-    Notify,
-    Operation,
     Part,
-    Push,
-    Respond,
     Role,
     SendMessageRequest,
-    Server,
-    StartRun,
     Task,
-    TaskNotFoundError,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+)
+from a2a_core.card import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
+from a2a_core.decisions import AgentDone, AwaitTask, Call, Dispatch, Fail, Operation, Push, Respond
+from a2a_core.errors import ERROR_CODES, A2AError, TaskNotFoundError
+from a2a_core.store import LoggedEvent, MemoryTasks
+from a2a_core.transport import (
+    ANONYMOUS,
+    Caller,
+    HttpRequest,
+    HttpResponse,
+    Notify,
+    Server,
+    StartRun,
     url_problem,
 )
 

@@ -1,5 +1,6 @@
-"""Hostile input through the whole server (``a2a_core.Server``, no I/O): refused where it enters,
-with the protocol's error and the field, never stored, and never in the way of later reads.
+"""Hostile input through the whole server (``a2a_core.transport.Server``, no I/O): refused where
+it enters, with the protocol's error and the field, never stored, and never in the way of later
+reads.
 
 Each case here made the server answer a plain 500 before, and through a legacy ``tasks/send``
 (acknowledged at once) stored a task that then broke every GetTask, CancelTask and ListTasks
@@ -12,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from a2a_core import CoreConfig, HttpRequest, HttpResponse
+from a2a_core import CoreConfig
 from a2a_core.testing import Driver, Exchange
+from a2a_core.transport import HttpRequest, HttpResponse
 
 from .support import CARD
 

@@ -13,29 +13,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_core import (
-    ANONYMOUS,
     AgentContext,
-    Delete,
-    LoggedEvent,
-    LogQuery,
-    MemoryTasks,
     Message,
-    Owner,
     Part,
-    Put,
-    Reads,
     Role,
     Task,
-    TaskRecord,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    UsageError,
     input_required,
     text_artifact,
 )
 from a2a_core._memory import _CREATED, _SortedIndex
+from a2a_core.errors import UsageError
+from a2a_core.store import Delete, LoggedEvent, LogQuery, MemoryTasks, Owner, Put, Reads, TaskRecord
 from a2a_core.testing import Driver
+from a2a_core.transport import ANONYMOUS
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 ANONYMOUS_OWNER = Owner(ANONYMOUS.principal)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_core import address_allowed, url_problem
+from a2a_core.transport import address_allowed, url_problem
 
 REFUSED_ADDRESSES = [
     "127.0.0.1",  # loopback

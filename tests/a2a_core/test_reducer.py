@@ -8,61 +8,27 @@ import pytest
 
 from a2a_core import (
     AgentContext,
-    AgentDone,
-    AgentOutput,
-    AgentSkill,
     Artifact,
     ArtifactChunk,
-    AwaitTask,
-    Call,
-    Caller,
     CancelTaskRequest,
-    ContentTypeNotSupportedError,
-    Context,
-    Cursor,
-    Decision,
-    Delete,
-    Dialect,
-    ExpiryQuery,
-    Fail,
-    FieldViolation,
     GetTaskRequest,
     InputError,
-    InvalidParamsError,
-    ListQuery,
     ListTasksRequest,
     ListTasksResponse,
-    LoggedEvent,
     Message,
-    MessageKey,
     MissingInput,
-    OpenStream,
-    Operation,
-    Owner,
     Part,
-    Publish,
-    PushNotificationNotSupportedError,
-    Put,
-    Reads,
-    Respond,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
-    Snapshot,
-    StartRun,
-    Status,
-    StopRun,
+    StateChange,
     SubscribeToTaskRequest,
     Task,
     TaskArtifactUpdateEvent,
-    TaskNotCancelableError,
-    TaskNotFoundError,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    Tick,
-    UnsupportedOperationError,
     auth_required,
     completed,
     failed,
@@ -79,6 +45,44 @@ from a2a_core._requests import (
     GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest,
 )
+from a2a_core.card import AgentSkill
+from a2a_core.decisions import (
+    AgentDone,
+    AgentOutput,
+    AwaitTask,
+    Call,
+    Decision,
+    Dialect,
+    Fail,
+    FollowTask,
+    Operation,
+    Publish,
+    Respond,
+    Tick,
+    World,
+)
+from a2a_core.errors import (
+    ContentTypeNotSupportedError,
+    FieldViolation,
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from a2a_core.store import (
+    Cursor,
+    Delete,
+    ExpiryQuery,
+    ListQuery,
+    LoggedEvent,
+    MessageKey,
+    Owner,
+    Put,
+    Reads,
+    Snapshot,
+)
+from a2a_core.transport import Caller, StartRun, StopRun
 
 from .support import (
     CARD,
@@ -359,7 +363,7 @@ def test_status_messages_are_completed_by_the_core() -> None:
     harness = Harness()
     task_id = harness.create()
     stray = Message("", Role.USER, (Part(text="odd"),), task_id="other", context_id="other")
-    harness.decide(AgentOutput(task_id, 1, Status(TaskState.WORKING, stray)))
+    harness.decide(AgentOutput(task_id, 1, StateChange(TaskState.WORKING, stray)))
     message = harness.task(task_id).status.message
     assert message is not None
     assert message.role is Role.AGENT
@@ -511,7 +515,7 @@ def test_invalid_agent_values_fail_the_task(value: Any) -> None:
 def test_agents_cannot_move_a_task_to_an_initial_state(state: TaskState) -> None:
     harness = Harness()
     task_id = harness.create()
-    harness.decide(AgentOutput(task_id, 1, Status(state)))
+    harness.decide(AgentOutput(task_id, 1, StateChange(state)))
     task = harness.task(task_id)
     assert task.status.state is TaskState.FAILED
     assert (
@@ -1292,8 +1296,8 @@ def test_decide_over_a_snapshot_does_not_depend_on_the_store() -> None:
     task_id = harness.create()
     record = harness.record(task_id)
     inp = AgentOutput(task_id, 1, "progress")
-    first = harness.core.decide(inp, Snapshot(task=record), Context(harness.now, Ids()))
-    second = harness.core.decide(inp, Snapshot(task=record), Context(harness.now, Ids()))
+    first = harness.core.decide(inp, Snapshot(task=record), World(harness.now, Ids()))
+    second = harness.core.decide(inp, Snapshot(task=record), World(harness.now, Ids()))
     assert first == second
     assert harness.record(task_id) is record  # decide wrote nothing itself
 
@@ -1352,7 +1356,7 @@ def test_a_named_task_answers_every_dialect_by_its_id() -> None:
     assert all(e.task_id == key for e in follow_up.effects if isinstance(e, StopRun | StartRun))
     subscribe = Call(Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest("x"), Caller("alice"))
     stream = harness.decide(subscribe).reply
-    assert isinstance(stream, OpenStream)
+    assert isinstance(stream, FollowTask)
     assert stream.task_id == key
     canceled = harness.cancel("x")
     assert responded(canceled).id == "x"

@@ -26,41 +26,20 @@ from hypothesis.stateful import (
 )
 
 from a2a_core import (
-    AgentDone,
-    AgentOutput,
     ArtifactChunk,
-    AwaitTask,
-    Call,
-    Caller,
     CancelTaskRequest,
-    Decision,
-    Delete,
-    Fail,
     GetTaskRequest,
     InputError,
-    InvalidParamsError,
     ListTasksRequest,
     ListTasksResponse,
     Message,
-    Operation,
-    Owner,
     Part,
-    Publish,
-    Put,
-    Respond,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
-    StartRun,
-    Status,
-    StopRun,
+    StateChange,
     Task,
-    TaskNotCancelableError,
-    TaskNotFoundError,
-    TaskRecord,
     TaskState,
-    Tick,
-    UnsupportedOperationError,
     auth_required,
     completed,
     failed,
@@ -68,9 +47,29 @@ from a2a_core import (
     rejected,
     reply,
     text_artifact,
-    view,
     working,
 )
+from a2a_core.decisions import (
+    AgentDone,
+    AgentOutput,
+    AwaitTask,
+    Call,
+    Decision,
+    Fail,
+    Operation,
+    Publish,
+    Respond,
+    Tick,
+    view,
+)
+from a2a_core.errors import (
+    InvalidParamsError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from a2a_core.store import Delete, Owner, Put, TaskRecord
+from a2a_core.transport import Caller, StartRun, StopRun
 
 from .support import Harness, make_core
 
@@ -86,7 +85,7 @@ _single_values: st.SearchStrategy[Any] = st.one_of(
     st.builds(completed, st.none() | _texts),
     st.builds(failed, st.none() | _texts),
     st.builds(rejected, st.none() | _texts),
-    st.just(Status(TaskState.SUBMITTED)),
+    st.just(StateChange(TaskState.SUBMITTED)),
     st.builds(reply, _texts),
     st.builds(
         lambda text, artifact_id: text_artifact(text, artifact_id=artifact_id),

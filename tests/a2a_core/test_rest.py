@@ -16,49 +16,25 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from a2a_core import (
-    ERROR_CODES,
-    A2AError,
-    AgentCard,
-    AgentDone,
-    AgentOutput,
     ArtifactChunk,
-    AwaitTask,
-    Call,
-    Caller,
     CancelTaskRequest,
     Core,
     DeleteTaskPushNotificationConfigRequest,
-    Dispatch,
     ErrorMapping,
-    Fail,
-    FieldViolation,
     GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
-    HttpRequest,
-    HttpResponse,
-    InternalError,
-    InvalidAgentResponseError,
-    InvalidParamsError,
     ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
     Message,
-    OpenStream,
-    Operation,
     Part,
-    Respond,
     Role,
     SendMessageRequest,
     SubscribeToTaskRequest,
     Task,
-    TaskNotFoundError,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
-    UnauthenticatedError,
-    UnsupportedOperationError,
-    advance,
-    open_cursor,
     text_artifact,
     working,
 )
@@ -83,6 +59,32 @@ from a2a_core._rest import (
     rest_params,
     status_of,
 )
+from a2a_core.card import AgentCard
+from a2a_core.decisions import (
+    AgentDone,
+    AgentOutput,
+    AwaitTask,
+    Call,
+    Dispatch,
+    Fail,
+    FollowTask,
+    Operation,
+    Respond,
+    advance,
+    open_cursor,
+)
+from a2a_core.errors import (
+    ERROR_CODES,
+    A2AError,
+    FieldViolation,
+    InternalError,
+    InvalidAgentResponseError,
+    InvalidParamsError,
+    TaskNotFoundError,
+    UnauthenticatedError,
+    UnsupportedOperationError,
+)
+from a2a_core.transport import Caller, HttpRequest, HttpResponse
 
 from .support import (
     Harness,
@@ -1101,7 +1103,7 @@ def test_a_rest_stream_sends_bare_stream_responses_with_event_ids() -> None:
     routed = dispatch(core, rest("POST", "/message:stream", send_body("go")))
     decision = harness.decide(routed.call)
     stream = decision.reply
-    assert isinstance(stream, OpenStream)
+    assert isinstance(stream, FollowTask)
     run = start_of(decision).run
     opened = open_cursor(stream)
     harness.decide(AgentOutput(stream.task_id, run, working()))
@@ -1271,7 +1273,7 @@ def test_fuzz_rest_requests_through_the_whole_pipeline(
     assert routed.binding is Binding.REST
     decision = harness.decide(routed.call)
     reply = decision.reply
-    if isinstance(reply, OpenStream):
+    if isinstance(reply, FollowTask):
         event("stream")
         for frame in open_cursor(reply).frames:
             data = sse_frames(harness.core.render_event(routed, frame))[0]["data"]

@@ -17,15 +17,15 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from a2a_core import (
+from a2a_core import Core, CoreConfig, completed, input_required, working
+from a2a_core._server import MAX_ATTEMPTS
+from a2a_core.store import MemoryTasks
+from a2a_core.transport import (
     Action,
     Answer,
     Commit,
-    Core,
-    CoreConfig,
     Frames,
     HttpRequest,
-    MemoryTasks,
     OutputTaken,
     Problem,
     Read,
@@ -33,11 +33,7 @@ from a2a_core import (
     StartRun,
     StopRun,
     StreamOpened,
-    completed,
-    input_required,
-    working,
 )
-from a2a_core._server import MAX_ATTEMPTS
 
 from .support import CARD, EPOCH
 
@@ -252,7 +248,7 @@ def test_a_client_that_leaves_is_forgotten_and_its_task_goes_on() -> None:
 
 
 def _reads(task_id: str) -> Any:
-    from a2a_core import Reads
+    from a2a_core.store import Reads
 
     return Reads(task_id=task_id)
 
@@ -276,7 +272,7 @@ def lines_of(board: Board, number: int) -> list[str]:
     found: list[str] = []
     for action in board.seen:
         if (isinstance(action, StreamOpened) and action.exchange == number) or (
-            isinstance(action, Frames) and action.stream == number
+            isinstance(action, Frames) and action.exchange == number
         ):
             for frame in action.frames:
                 found.extend(frame.decode().split("\n"))
@@ -290,7 +286,7 @@ def frames_of(board: Board, number: int) -> list[dict[str, Any]]:
 def ended(board: Board, number: int) -> bool:
     return any(
         (isinstance(a, StreamOpened) and a.exchange == number and a.ended)
-        or (isinstance(a, Frames) and a.stream == number and a.ended)
+        or (isinstance(a, Frames) and a.exchange == number and a.ended)
         for a in board.seen
     )
 

@@ -14,23 +14,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import a2a_core as a2a
-from a2a_core import LoggedEvent as E
 from a2a_core import (
     Message,
-    OpenStream,
     Part,
     Role,
-    StreamMode,
     Task,
     TaskArtifactUpdateEvent,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    advance,
-    open_cursor,
-    release,
+    decisions,
+    transport,
 )
 from a2a_core import text_artifact as artifact
+from a2a_core.decisions import FollowTask, StreamMode, advance, open_cursor, release
+from a2a_core.store import LoggedEvent as E
 from tests.a2a_core.support import Harness, created_id, make_core, publishes, start_of
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -58,21 +56,21 @@ def seqs(frames: Sequence[E]) -> list[int]:
 
 
 def test_a_subscription_starts_with_the_snapshot() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SUBSCRIBE, 4, task(), TaskState.WORKING))
+    step = open_cursor(FollowTask("t", StreamMode.SUBSCRIBE, 4, task(), TaskState.WORKING))
     assert step.frames == (E(4, task()),)
     assert not step.cursor.done
     assert not step.gap
 
 
 def test_a_send_stream_holds_its_snapshot_until_the_agent_speaks() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
+    step = open_cursor(FollowTask("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     assert step.frames == ()
     step = advance(step.cursor, [E(2, status(TaskState.WORKING))])
     assert step.frames == (E(1, task()), E(2, status(TaskState.WORKING)))
 
 
 def test_a_held_snapshot_goes_out_when_its_time_comes_though_the_agent_is_silent() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
+    step = open_cursor(FollowTask("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     assert step.cursor.release_at == HOLD
     early = release(step.cursor, HOLD - timedelta(milliseconds=1))
     assert early.frames == ()
@@ -90,13 +88,13 @@ def test_a_held_snapshot_goes_out_when_its_time_comes_though_the_agent_is_silent
 
 
 def test_without_a_hold_a_send_stream_starts_with_its_snapshot() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
+    step = open_cursor(FollowTask("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED))
     assert step.frames == (E(1, task()),)
     assert step.cursor.release_at is None
 
 
 def test_first_output_before_the_time_ends_the_hold() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
+    step = open_cursor(FollowTask("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     step = advance(step.cursor, [E(2, status(TaskState.WORKING))])
     assert seqs(step.frames) == [1, 2]
     assert step.cursor.release_at is None
@@ -104,7 +102,7 @@ def test_first_output_before_the_time_ends_the_hold() -> None:
 
 
 def test_a_direct_reply_makes_the_whole_stream_one_message() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
+    step = open_cursor(FollowTask("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     done = status(TaskState.COMPLETED, "hi")
     assert done.status.message is not None
     # The reducer logs a direct reply as the message, then the completion it causes.
@@ -114,7 +112,7 @@ def test_a_direct_reply_makes_the_whole_stream_one_message() -> None:
 
 
 def test_a_reply_after_progress_is_an_ordinary_event() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
+    step = open_cursor(FollowTask("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     done = status(TaskState.COMPLETED, "hi")
     assert done.status.message is not None
     batch = [E(2, status(TaskState.WORKING)), E(3, done.status.message), E(4, done)]
@@ -124,7 +122,7 @@ def test_a_reply_after_progress_is_an_ordinary_event() -> None:
 
 
 def test_a_completion_with_text_is_not_mistaken_for_a_reply() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
+    step = open_cursor(FollowTask("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     done = status(TaskState.COMPLETED, "hi")
     step = advance(step.cursor, [E(2, done)])
     assert seqs(step.frames) == [1, 2]
@@ -132,7 +130,7 @@ def test_a_completion_with_text_is_not_mistaken_for_a_reply() -> None:
 
 
 def test_duplicates_are_skipped_and_gaps_reported() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SUBSCRIBE, 1, task(), TaskState.SUBMITTED))
+    step = open_cursor(FollowTask("t", StreamMode.SUBSCRIBE, 1, task(), TaskState.SUBMITTED))
     step = advance(step.cursor, [E(1, task()), E(2, chunk("a"))])
     assert seqs(step.frames) == [2]
     step = advance(step.cursor, [E(2, chunk("a")), E(4, chunk("c"))])
@@ -142,14 +140,14 @@ def test_duplicates_are_skipped_and_gaps_reported() -> None:
 
 
 def test_send_streams_end_when_the_task_needs_input() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
+    step = open_cursor(FollowTask("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     step = advance(step.cursor, [E(2, status(TaskState.INPUT_REQUIRED, "?"))])
     assert step.cursor.done
 
 
 def test_subscriptions_stay_open_across_interruptions_and_end_when_terminal() -> None:
     step = open_cursor(
-        OpenStream("t", StreamMode.SUBSCRIBE, 3, task(TaskState.INPUT_REQUIRED), None)
+        FollowTask("t", StreamMode.SUBSCRIBE, 3, task(TaskState.INPUT_REQUIRED), None)
     )
     batch = [E(4, status(TaskState.WORKING)), E(5, status(TaskState.AUTH_REQUIRED))]
     step = advance(step.cursor, batch)
@@ -162,7 +160,7 @@ def test_subscriptions_stay_open_across_interruptions_and_end_when_terminal() ->
 
 
 def test_a_resumed_stream_reads_the_log_first() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SUBSCRIBE, 2, None, None))
+    step = open_cursor(FollowTask("t", StreamMode.SUBSCRIBE, 2, None, None))
     assert step.gap
     assert step.frames == ()
     batch = [E(3, chunk("b")), E(4, status(TaskState.COMPLETED))]
@@ -172,7 +170,7 @@ def test_a_resumed_stream_reads_the_log_first() -> None:
 
 
 def test_a_resumed_stream_at_the_end_of_a_live_task_just_waits() -> None:
-    step = open_cursor(OpenStream("t", StreamMode.SUBSCRIBE, 2, None, TaskState.WORKING))
+    step = open_cursor(FollowTask("t", StreamMode.SUBSCRIBE, 2, None, TaskState.WORKING))
     assert step.gap  # reading the log finds nothing new; then it waits
     assert not step.cursor.done
 
@@ -215,7 +213,7 @@ def test_every_subscriber_sees_the_log_from_its_start_exactly_once(
     mode = data.draw(st.sampled_from(list(StreamMode)), label="mode")
     state = state_at(log, start)
     snapshot = None if resume else attrs.evolve(task(), status=TaskStatus(state, None, NOW))
-    step = open_cursor(OpenStream("t", mode, start, snapshot, state, HOLD))
+    step = open_cursor(FollowTask("t", mode, start, snapshot, state, HOLD))
     delivered = list(step.frames)
     cursor = step.cursor
     pending = step.gap
@@ -302,12 +300,12 @@ def test_subscribers_of_a_real_task_see_its_log_from_where_they_joined(
     data: st.DataObject,
 ) -> None:
     harness = Harness(make_core(streaming=True))
-    decision = harness.send("start", operation=a2a.Operation.SEND_STREAMING_MESSAGE)
+    decision = harness.send("start", operation=decisions.Operation.SEND_STREAMING_MESSAGE)
     task_id = created_id(decision)
     run = start_of(decision).run
     subscribers: list[Subscriber] = []
 
-    def deliver(decision: a2a.Decision) -> None:
+    def deliver(decision: decisions.Decision) -> None:
         for publish in publishes(decision):
             for sub in subscribers:
                 if not sub.connected or sub.cursor.done:
@@ -334,13 +332,14 @@ def test_subscribers_of_a_real_task_see_its_log_from_where_they_joined(
         action = data.draw(st.sampled_from(["agent", "subscribe", "leave", "answer", "cancel"]))
         if action == "agent" and record.running:
             value = data.draw(AGENT_OUTPUTS, label="output")
-            deliver(harness.decide(a2a.AgentOutput(task_id, run, value)))
+            deliver(harness.decide(decisions.AgentOutput(task_id, run, value)))
         elif action == "subscribe":
             resume = data.draw(st.one_of(st.none(), st.integers(0, record.seq)), label="resume")
             request = a2a.SubscribeToTaskRequest(task_id)
-            call = a2a.Call(a2a.Operation.SUBSCRIBE_TO_TASK, request, a2a.Caller("alice"), resume)
+            operation = decisions.Operation.SUBSCRIBE_TO_TASK
+            call = decisions.Call(operation, request, transport.Caller("alice"), resume)
             reply = harness.decide(call).reply
-            if isinstance(reply, OpenStream):
+            if isinstance(reply, FollowTask):
                 step = open_cursor(reply)
                 subscribers.append(
                     Subscriber(reply.after, step.cursor, list(step.frames), behind=step.gap)

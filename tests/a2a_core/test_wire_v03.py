@@ -22,26 +22,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_core import (
-    AgentCard,
-    AgentDone,
-    AgentOutput,
     Artifact,
     ArtifactChunk,
     AuthenticationInfo,
-    Call,
-    Caller,
     Core,
-    Dialect,
-    Dispatch,
     GetTaskPushNotificationConfigRequest,
-    HttpRequest,
-    InvalidParamsError,
     ListTaskPushNotificationConfigsRequest,
-    LoggedEvent,
     Message,
-    Operation,
     Part,
-    Respond,
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
@@ -51,7 +39,6 @@ from a2a_core import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    V1Codec,
     text_artifact,
 )
 from a2a_core._card_model import (
@@ -84,6 +71,11 @@ from a2a_core._wire_v03 import (
     task_out,
     value_out,
 )
+from a2a_core.card import AgentCard
+from a2a_core.decisions import AgentDone, AgentOutput, Call, Dialect, Dispatch, Operation, Respond
+from a2a_core.errors import InvalidParamsError
+from a2a_core.store import LoggedEvent
+from a2a_core.transport import Caller, HttpRequest, V1Codec
 
 from .support import (
     Harness,

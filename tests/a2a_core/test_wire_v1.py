@@ -10,11 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_core import (
-    AgentCard,
     Artifact,
-    FieldViolation,
     GetTaskRequest,
-    InvalidParamsError,
     ListTasksRequest,
     ListTasksResponse,
     Message,
@@ -27,10 +24,12 @@ from a2a_core import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    V1Codec,
 )
 from a2a_core._requests import GetTaskPushNotificationConfigRequest
 from a2a_core._wire import dumps, format_timestamp, parse_timestamp
+from a2a_core.card import AgentCard
+from a2a_core.errors import FieldViolation, InvalidParamsError
+from a2a_core.transport import V1Codec
 
 from .support import (
     artifact_updates,

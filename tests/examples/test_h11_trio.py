@@ -12,7 +12,8 @@ import trio
 from a2a.client import ClientConfig, ClientFactory
 from a2a.types import a2a_pb2 as pb
 
-from a2a_core import Agent, AgentCard, ArtifactChunk, completed, text_artifact, working
+from a2a_core import Agent, ArtifactChunk, completed, text_artifact, working
+from a2a_core.card import AgentCard
 from examples import echo, h11_trio, multi_turn
 from tests.a2a_adapters.support import sdk_client, sdk_message, sdk_send
 

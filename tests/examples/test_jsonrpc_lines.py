@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from a2a_core import Agent, AgentCard, ArtifactChunk, completed, text_artifact, working
+from a2a_core import Agent, ArtifactChunk, completed, text_artifact, working
+from a2a_core.card import AgentCard
 from examples import echo, jsonrpc_lines, multi_turn
 
 

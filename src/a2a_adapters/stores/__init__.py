@@ -1,6 +1,5 @@
-"""Task stores: the contract, and the backends that implement it."""
+"""Task stores: the backends that implement :class:`a2a_core.store.AsyncStore`."""
 
-from ._base import TaskStore
 from ._memory import MemoryStore
 
-__all__ = ["MemoryStore", "TaskStore"]
+__all__ = ["MemoryStore"]

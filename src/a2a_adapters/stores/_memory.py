@@ -1,13 +1,13 @@
 """The in-memory store: the default, for one process.
 
-The data structure is the core's :class:`~a2a_core.MemoryTasks` (synchronous, no I/O); this
+The data structure is the core's :class:`~a2a_core.store.MemoryTasks` (synchronous, no I/O); this
 wraps it in the store contract. None of the methods awaits anything, so a commit is atomic with
 respect to the event loop.
 """
 
 from collections.abc import Sequence
 
-from a2a_core import MemoryTasks, Reads, Snapshot, Write
+from a2a_core.store import MemoryTasks, Reads, Snapshot, Write
 
 __all__ = ["MemoryStore"]
 

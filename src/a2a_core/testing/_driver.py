@@ -1,10 +1,10 @@
 """The deterministic driver: a whole A2A server run synchronously, step by step, on a fake clock.
 
-:class:`Driver` is a :class:`~a2a_core.Server` with the outside world played by the test: the
-clock moves only when :meth:`Driver.advance` moves it, ids are ``id-1``, ``id-2``, …, and agent
-runs move only when the test steps them. So a test can replay any interleaving of requests,
-agent output, cancels, disconnects and clock jumps, and look at every reply, stream frame and
-push notification, with no event loop and no flakiness.
+:class:`Driver` is a :class:`~a2a_core.transport.Server` with the outside world played by the
+test: the clock moves only when :meth:`Driver.advance` moves it, ids are ``id-1``, ``id-2``, …, and
+agent runs move only when the test steps them. So a test can replay any interleaving of requests,
+agent output, cancels, disconnects and clock jumps, and look at every reply, stream frame and push
+notification, with no event loop and no flakiness.
 
 Agents run in one of two ways:
 
@@ -26,18 +26,17 @@ from typing import Any
 
 import attrs
 
-from a2a_core import (
+from a2a_core import Agent, Core, CoreConfig
+from a2a_core.card import AgentCard
+from a2a_core.errors import UsageError
+from a2a_core.store import MemoryTasks
+from a2a_core.transport import (
     ANONYMOUS,
-    Agent,
-    AgentCard,
     Answer,
     Caller,
-    Core,
-    CoreConfig,
     Frames,
     HttpRequest,
     HttpResponse,
-    MemoryTasks,
     Notify,
     OutputTaken,
     Problem,
@@ -45,7 +44,6 @@ from a2a_core import (
     StartRun,
     StopRun,
     StreamOpened,
-    UsageError,
 )
 
 __all__ = ["EPOCH", "Driver", "Exchange"]
@@ -194,7 +192,8 @@ class Driver:
         self.tasks = MemoryTasks()
         self.server = Server(Core(config), store=self.tasks)
         self._agents = agent
-        #: The run of each task whose output still counts: its :class:`~a2a_core.StartRun`.
+        #: The run of each task whose output still counts: its
+        #: :class:`~a2a_core.transport.StartRun`.
         self.runs: dict[str, StartRun] = {}
         #: Every run that was stopped, in order.
         self.stopped: list[StopRun] = []
@@ -366,7 +365,7 @@ class Driver:
                         opened.frames.extend(frames)
                         if ended:
                             del self._exchanges[number]
-                case Frames(stream=number, frames=frames, ended=ended):
+                case Frames(exchange=number, frames=frames, ended=ended):
                     following = self._exchanges.get(number)
                     if following is not None:
                         following.frames.extend(frames)

@@ -4,8 +4,8 @@
 
 * **valid**: model objects (:func:`messages`, :func:`tasks`, stream events, agent cards…)
   and whole requests,
-  :func:`requests` (an :class:`~a2a_core.HttpRequest` for any method of a dialect: v1.0 over
-  JSON-RPC or HTTP+JSON, v0.3 or v0.1 "legacy" over JSON-RPC). They are written the way the
+  :func:`requests` (an :class:`~a2a_core.transport.HttpRequest` for any method of a dialect: v1.0
+  over JSON-RPC or HTTP+JSON, v0.3 or v0.1 "legacy" over JSON-RPC). They are written the way the
   protocol says, from the model through the core's own codec and dialect tables, so a server that
   refuses one is wrong;
 * **near-valid**: :func:`near_valid` takes a valid JSON-RPC request and gets exactly one thing
@@ -28,11 +28,6 @@ import attrs
 from hypothesis import strategies as st
 
 from a2a_core import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
-    AgentProvider,
-    AgentSkill,
     Artifact,
     AuthenticationInfo,
     CancelTaskRequest,
@@ -40,7 +35,6 @@ from a2a_core import (
     GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
-    HttpRequest,
     ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
     Message,
@@ -55,9 +49,10 @@ from a2a_core import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    V1Codec,
 )
 from a2a_core._wire_v03 import message_out
+from a2a_core.card import AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill
+from a2a_core.transport import HttpRequest, V1Codec
 
 __all__ = [
     "Dialect",

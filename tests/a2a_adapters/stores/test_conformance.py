@@ -6,17 +6,19 @@ reference model (filter with ``ListQuery.matches``, sort newest first) on random
 """
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_adapters.stores import MemoryStore, TaskStore
-from a2a_core import (
+from a2a_adapters.stores import MemoryStore
+from a2a_core import Task, TaskState, TaskStatus
+from a2a_core.store import (
+    AsyncStore,
     Cursor,
     Delete,
     ExpiryQuery,
@@ -27,10 +29,7 @@ from a2a_core import (
     Owner,
     Put,
     Reads,
-    Task,
     TaskRecord,
-    TaskState,
-    TaskStatus,
 )
 
 T = TypeVar("T")
@@ -38,23 +37,28 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ALICE = Owner("alice")
 BOB = Owner("bob")
 
-BACKENDS: dict[str, Callable[[], TaskStore]] = {"memory": MemoryStore}
+BACKENDS: dict[str, Callable[[], AsyncStore]] = {"memory": MemoryStore}
 
 
 @pytest.fixture(params=sorted(BACKENDS))
-def make_store(request: pytest.FixtureRequest) -> Callable[[], TaskStore]:
+def make_store(request: pytest.FixtureRequest) -> Callable[[], AsyncStore]:
     return BACKENDS[request.param]
 
 
 @pytest.fixture
-def store(make_store: Callable[[], TaskStore]) -> Iterator[TaskStore]:
+def store(make_store: Callable[[], AsyncStore]) -> Iterator[AsyncStore]:
     backend = make_store()
     yield backend
-    asyncio.run(backend.aclose())
+    run(backend.aclose())
 
 
-def run(coroutine: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coroutine)
+def run(awaitable: Awaitable[T]) -> T:
+    """Await what a store returns (the contract promises an awaitable, not a coroutine)."""
+
+    async def wait() -> T:
+        return await awaitable
+
+    return asyncio.run(wait())
 
 
 def record(
@@ -88,11 +92,11 @@ def query(owner: Owner = ALICE, page_size: int = 50, **filters: object) -> ListQ
     return ListQuery(owner=owner, page_size=page_size, **filters)  # type: ignore[arg-type]
 
 
-async def get(store: TaskStore, task_id: str) -> TaskRecord | None:
+async def get(store: AsyncStore, task_id: str) -> TaskRecord | None:
     return (await store.read(Reads(task_id=task_id))).task
 
 
-async def listing(store: TaskStore, q: ListQuery) -> tuple[list[str], int, Cursor | None]:
+async def listing(store: AsyncStore, q: ListQuery) -> tuple[list[str], int, Cursor | None]:
     page = (await store.read(Reads(listing=q))).page
     assert page is not None
     return [r.id for r in page.records], page.total, page.next
@@ -101,7 +105,7 @@ async def listing(store: TaskStore, q: ListQuery) -> tuple[list[str], int, Curso
 # --- compare-and-set --------------------------------------------------------------------------
 
 
-def test_put_new_then_read(store: TaskStore) -> None:
+def test_put_new_then_read(store: AsyncStore) -> None:
     async def scenario() -> None:
         first = record("t1")
         assert await store.commit([Put(first, 0)])
@@ -111,7 +115,7 @@ def test_put_new_then_read(store: TaskStore) -> None:
     run(scenario())
 
 
-def test_creating_an_existing_task_is_refused(store: TaskStore) -> None:
+def test_creating_an_existing_task_is_refused(store: AsyncStore) -> None:
     async def scenario() -> None:
         assert await store.commit([Put(record("t1"), 0)])
         assert not await store.commit([Put(record("t1", at=5), 0)])
@@ -122,7 +126,7 @@ def test_creating_an_existing_task_is_refused(store: TaskStore) -> None:
     run(scenario())
 
 
-def test_update_needs_the_current_version(store: TaskStore) -> None:
+def test_update_needs_the_current_version(store: AsyncStore) -> None:
     async def scenario() -> None:
         v1 = record("t1")
         await store.commit([Put(v1, 0)])
@@ -135,7 +139,7 @@ def test_update_needs_the_current_version(store: TaskStore) -> None:
     run(scenario())
 
 
-def test_a_batch_applies_all_or_nothing(store: TaskStore) -> None:
+def test_a_batch_applies_all_or_nothing(store: AsyncStore) -> None:
     async def scenario() -> None:
         a, b = record("a"), record("b")
         await store.commit([Put(a, 0), Put(b, 0)])
@@ -148,7 +152,7 @@ def test_a_batch_applies_all_or_nothing(store: TaskStore) -> None:
     run(scenario())
 
 
-def test_delete_is_version_checked(store: TaskStore) -> None:
+def test_delete_is_version_checked(store: AsyncStore) -> None:
     async def scenario() -> None:
         await store.commit([Put(record("t1"), 0)])
         assert not await store.commit([Delete("t1", 5)])
@@ -162,7 +166,7 @@ def test_delete_is_version_checked(store: TaskStore) -> None:
     run(scenario())
 
 
-def test_a_batch_is_checked_in_order(store: TaskStore) -> None:
+def test_a_batch_is_checked_in_order(store: AsyncStore) -> None:
     """A Delete frees its key for a Put later in the same batch (a task a client named anew
     once its old one expired), and a second Delete of one key in a batch is stale."""
 
@@ -181,7 +185,7 @@ def test_a_batch_is_checked_in_order(store: TaskStore) -> None:
     run(scenario())
 
 
-def test_a_named_task_is_read_under_its_own_key(store: TaskStore) -> None:
+def test_a_named_task_is_read_under_its_own_key(store: AsyncStore) -> None:
     """``Reads.named`` finds the record kept under that key (``TaskRecord.key``), beside the
     one under ``task_id``."""
 
@@ -202,7 +206,7 @@ def test_a_named_task_is_read_under_its_own_key(store: TaskStore) -> None:
 # --- listing ----------------------------------------------------------------------------------
 
 
-def test_listing_is_scoped_to_the_owner(store: TaskStore) -> None:
+def test_listing_is_scoped_to_the_owner(store: AsyncStore) -> None:
     async def scenario() -> None:
         await store.commit([Put(record("a1", at=1), 0), Put(record("b1", owner=BOB, at=2), 0)])
         assert (await listing(store, query(ALICE)))[:2] == (["a1"], 1)
@@ -212,7 +216,7 @@ def test_listing_is_scoped_to_the_owner(store: TaskStore) -> None:
     run(scenario())
 
 
-def test_listing_follows_status_updates(store: TaskStore) -> None:
+def test_listing_follows_status_updates(store: AsyncStore) -> None:
     async def scenario() -> None:
         old = record("old", at=1)
         await store.commit([Put(old, 0), Put(record("new", at=2), 0)])
@@ -225,7 +229,7 @@ def test_listing_follows_status_updates(store: TaskStore) -> None:
     run(scenario())
 
 
-def test_pages_cover_everything_once(store: TaskStore) -> None:
+def test_pages_cover_everything_once(store: AsyncStore) -> None:
     async def scenario() -> None:
         # Equal timestamps on purpose: the id breaks ties, so no task is skipped or repeated.
         await store.commit([Put(record(f"t{i:03}", at=i // 3), 0) for i in range(100)])
@@ -272,7 +276,7 @@ records_strategy = st.lists(
     page_size=st.integers(1, 10),
 )
 def test_listing_matches_the_reference_model(
-    make_store: Callable[[], TaskStore],
+    make_store: Callable[[], AsyncStore],
     records: list[TaskRecord],
     owner: Owner,
     context: str,
@@ -318,11 +322,11 @@ def with_messages(rec: TaskRecord, *message_ids: str) -> TaskRecord:
     return attrs.evolve(rec, messages=tuple((m, f"fp-{m}") for m in message_ids))
 
 
-async def holder(store: TaskStore, owner: Owner, message_id: str) -> TaskRecord | None:
+async def holder(store: AsyncStore, owner: Owner, message_id: str) -> TaskRecord | None:
     return (await store.read(Reads(message=MessageKey(owner, message_id)))).by_message
 
 
-def test_a_message_id_finds_its_task(store: TaskStore) -> None:
+def test_a_message_id_finds_its_task(store: AsyncStore) -> None:
     async def scenario() -> None:
         first = with_messages(record("t1"), "m1")
         await store.commit([Put(first, 0)])
@@ -336,7 +340,7 @@ def test_a_message_id_finds_its_task(store: TaskStore) -> None:
     run(scenario())
 
 
-def test_one_message_id_cannot_go_to_two_tasks(store: TaskStore) -> None:
+def test_one_message_id_cannot_go_to_two_tasks(store: AsyncStore) -> None:
     async def scenario() -> None:
         assert await store.commit([Put(with_messages(record("t1"), "m1"), 0)])
         # A concurrent send of the same message decided on a snapshot without t1: refused.
@@ -355,7 +359,7 @@ def test_one_message_id_cannot_go_to_two_tasks(store: TaskStore) -> None:
     run(scenario())
 
 
-def test_deleting_a_task_frees_its_message_ids(store: TaskStore) -> None:
+def test_deleting_a_task_frees_its_message_ids(store: AsyncStore) -> None:
     async def scenario() -> None:
         old = with_messages(record("old", state=TaskState.COMPLETED), "m1")
         await store.commit([Put(old, 0)])
@@ -377,12 +381,12 @@ def logged(first: int, count: int) -> tuple[LoggedEvent, ...]:
     )
 
 
-async def log_after(store: TaskStore, after: int, limit: int = 100) -> list[int]:
+async def log_after(store: AsyncStore, after: int, limit: int = 100) -> list[int]:
     found = await store.read(Reads(log=LogQuery("t1", after, limit)))
     return [e.seq for e in found.log]
 
 
-def test_the_event_log_grows_with_each_commit_and_reads_in_pages(store: TaskStore) -> None:
+def test_the_event_log_grows_with_each_commit_and_reads_in_pages(store: AsyncStore) -> None:
     async def scenario() -> None:
         v1 = attrs.evolve(record("t1"), seq=2)
         await store.commit([Put(v1, 0, logged(1, 2))])
@@ -403,7 +407,7 @@ def test_the_event_log_grows_with_each_commit_and_reads_in_pages(store: TaskStor
 # --- expiry -------------------------------------------------------------------------------------
 
 
-def test_expiry_finds_the_oldest_terminal_tasks_up_to_the_cutoff(store: TaskStore) -> None:
+def test_expiry_finds_the_oldest_terminal_tasks_up_to_the_cutoff(store: AsyncStore) -> None:
     async def scenario() -> None:
         done = TaskState.COMPLETED
         await store.commit(

@@ -7,14 +7,8 @@ from typing import Any
 
 import pytest
 
-from a2a_core import (
-    ArtifactChunk,
-    UsageError,
-    completed,
-    reply,
-    text_artifact,
-    working,
-)
+from a2a_core import ArtifactChunk, completed, reply, text_artifact, working
+from a2a_core.errors import UsageError
 from a2a_core.testing import EPOCH, Driver
 from examples import echo, multi_turn
 

@@ -7,17 +7,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_core import (
-    ANONYMOUS,
-    AgentCard,
-    Core,
-    CoreConfig,
-    Dispatch,
-    HttpResponse,
-    Message,
-    Task,
-    V1Codec,
-)
+from a2a_core import Core, CoreConfig, Message, Task
+from a2a_core.card import AgentCard
+from a2a_core.decisions import Dispatch
 from a2a_core.testing import Driver
 from a2a_core.testing.strategies import (
     Dialect,
@@ -30,6 +22,7 @@ from a2a_core.testing.strategies import (
     stream_events,
     tasks,
 )
+from a2a_core.transport import ANONYMOUS, HttpResponse, V1Codec
 from tests.a2a_core.support import CARD
 
 CORE = Core(CoreConfig(card=CARD, streaming=True, push_notifications=True))

@@ -1,0 +1,50 @@
+"""What a store writer needs: the store contract and the in-memory store.
+
+The core never calls a store. It says what to read (:class:`Reads`) and what to write
+(:class:`Put`, :class:`Delete`, each guarded by the version it was decided on); a store returns
+a :class:`Snapshot` and applies all writes or none. :class:`SyncStore` is the contract a
+transport calls directly, :class:`AsyncStore` the one it awaits; both decide nothing, so every
+backend answers alike.
+"""
+
+from ._memory import MemoryTasks
+from ._records import Owner, TaskRecord, message_fingerprint
+from ._storage import (
+    AsyncStore,
+    Cursor,
+    Delete,
+    Expired,
+    ExpiryQuery,
+    ListQuery,
+    LoggedEvent,
+    LogQuery,
+    MessageKey,
+    Page,
+    Put,
+    Reads,
+    Snapshot,
+    SyncStore,
+    Write,
+)
+
+__all__ = [
+    "AsyncStore",
+    "Cursor",
+    "Delete",
+    "Expired",
+    "ExpiryQuery",
+    "ListQuery",
+    "LogQuery",
+    "LoggedEvent",
+    "MemoryTasks",
+    "MessageKey",
+    "Owner",
+    "Page",
+    "Put",
+    "Reads",
+    "Snapshot",
+    "SyncStore",
+    "TaskRecord",
+    "Write",
+    "message_fingerprint",
+]

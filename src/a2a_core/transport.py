@@ -1,0 +1,53 @@
+"""What a transport writer needs: the :class:`Server` machine and the actions it emits.
+
+A transport feeds the machine bytes and events (``receive``, ``agent_output``, ``agent_done``,
+``tick``, ``client_left``, ``read_done``, ``commit_done``) and, after every call, performs what
+``take_actions()`` returns: :class:`Read` and :class:`Commit` on its store (unless the server
+keeps a :class:`~a2a_core.store.SyncStore` itself), :class:`StartRun` and :class:`StopRun` on
+its agent runs, :class:`Answer`, :class:`StreamOpened` and :class:`Frames` on its connections,
+:class:`Notify` through its push sender. ``docs/core.md`` states the rules and shows a whole
+transport over an async store.
+"""
+
+from ._effects import Notify, StartRun, StopRun
+from ._http import HttpRequest, HttpResponse
+from ._inputs import ANONYMOUS, Caller
+from ._push_policy import address_allowed, url_problem
+from ._server import (
+    Action,
+    Answer,
+    Commit,
+    Frames,
+    OutputTaken,
+    Problem,
+    Read,
+    Server,
+    StreamOpened,
+)
+from ._sse import KEEPALIVE, SSE_HEADERS, sse_event
+from ._wire_v1 import V1Codec
+
+__all__ = [
+    "ANONYMOUS",
+    "KEEPALIVE",
+    "SSE_HEADERS",
+    "Action",
+    "Answer",
+    "Caller",
+    "Commit",
+    "Frames",
+    "HttpRequest",
+    "HttpResponse",
+    "Notify",
+    "OutputTaken",
+    "Problem",
+    "Read",
+    "Server",
+    "StartRun",
+    "StopRun",
+    "StreamOpened",
+    "V1Codec",
+    "address_allowed",
+    "sse_event",
+    "url_problem",
+]
