@@ -30,7 +30,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from a2a_core import Core
-from a2a_core.store import AsyncStore
+from a2a_core.store import AsyncStore, SyncStore
 from a2a_core.transport import (
     Answer,
     Caller,
@@ -98,7 +98,10 @@ class Engine:
         self.agents = agents
         self.auth = tuple(auth)
         self.push = push
-        self.server = Server(core, new_id=new_id, stream_window=MAX_BUFFERED_BATCHES)
+        # A store that answers without waiting (the memory store) is the machine's to call: its
+        # reads and commits then happen inside the call that needs them, with no task switch.
+        inline: SyncStore | None = getattr(store, "synchronous", None)
+        self.server = Server(core, store=inline, new_id=new_id, stream_window=MAX_BUFFERED_BATCHES)
         self._clock = clock or wall_clock()
         self._keepalive = keepalive_seconds
         self._grace = shutdown_grace
@@ -223,15 +226,12 @@ class Engine:
         )
         slot = self._replies[number] = Slot()
         self._perform()
-        await self._pump()
-        try:
-            reply = await answer_unless_gone(
-                slot.wait, lambda: slot.is_set, disconnected, WATCH_AFTER_SECONDS
-            )
-        finally:
-            if not slot.is_set:  # the client left (or gave up): forget it
-                self._replies.pop(number, None)
-                self.server.client_left(number)
+        if self._io:
+            await self._pump()
+        if slot.is_set:  # answered at once (a read, a refusal): nothing to wait for
+            reply = slot.value
+        else:
+            reply = await self._wait(number, slot, disconnected)
         match reply:
             case Answer(response=response):
                 return response
@@ -252,6 +252,19 @@ class Engine:
             case None:
                 return _GONE  # the client left: nobody to answer
         raise AssertionError(f"unexpected reply {reply!r}")  # pragma: no cover
+
+    async def _wait(
+        self, number: int, slot: Slot, disconnected: Callable[[], Awaitable[object]] | None
+    ) -> Any:
+        """The reply of exchange ``number`` once it comes, or ``None`` if the client left."""
+        try:
+            return await answer_unless_gone(
+                slot.wait, lambda: slot.is_set, disconnected, WATCH_AFTER_SECONDS
+            )
+        finally:
+            if not slot.is_set:  # the client left (or gave up): forget it
+                self._replies.pop(number, None)
+                self.server.client_left(number)
 
     # --- performing the machine's actions -----------------------------------------------------
 
@@ -313,6 +326,8 @@ class Engine:
     async def _pump(self) -> None:
         """Do the store work the machine asked for, until there is none. Shielded: an
         operation the machine waits on is never abandoned half way (it would wait forever)."""
+        if not self._io:
+            return
         with anyio.CancelScope(shield=True):
             while self._io:
                 action = self._io.popleft()

@@ -465,14 +465,25 @@ class Server:
             self._act(action)
 
     def _settle(self, now: datetime) -> None:
-        """With a store of its own, perform the reads and commits the last input caused."""
+        """With a store of its own, perform the reads and commits the last input caused. A store
+        that raises fails that operation only, as a transport's ``read_failed`` would."""
         store = self.store
         while store is not None and self._inline:
             action = self._inline.popleft()
+            try:
+                if isinstance(action, Read):
+                    snapshot = store.read(action.reads)
+                else:
+                    ok = store.commit(action.writes)
+            except Exception as error:
+                self._act(Problem(f"a store {type(action).__name__.lower()} failed: {error!r}"))
+                if self._pending.pop(action.op, None) is not None:
+                    self._failed(action.op, "the store failed", now)
+                continue
             if isinstance(action, Read):
-                self._read(action.op, store.read(action.reads), now)
+                self._read(action.op, snapshot, now)
             else:
-                self._committed(action.op, store.commit(action.writes), now)
+                self._committed(action.op, ok, now)
 
     def _start(self, job: _Job, now: datetime) -> None:
         op = next(self._ops)
@@ -484,12 +495,7 @@ class Server:
             return  # answered already (a transport's mistake; harmless)
         job = self._jobs[op]
         match job:
-            case _LogRead():
-                self._log_read(op, job, snapshot, now)
-            case _Verify():
-                del self._jobs[op]
-                self._verified(job, snapshot.task)
-            case _Job():
+            case _Job():  # first: nearly every read is a decision's
                 decision = self.core.decide(job.input, snapshot, World(now, self._new_id))
                 if decision.writes:
                     job.decision = decision
@@ -497,6 +503,11 @@ class Server:
                 else:
                     del self._jobs[op]
                     self._finish(job, decision, snapshot, now)
+            case _LogRead():
+                self._log_read(op, job, snapshot, now)
+            case _Verify():
+                del self._jobs[op]
+                self._verified(job, snapshot.task)
 
     def _committed(self, op: int, ok: bool, now: datetime) -> None:
         if self._pending.pop(op, None) is None:
@@ -548,7 +559,8 @@ class Server:
     ) -> None:
         """Perform a committed decision: reply, bookkeeping, effects, in that order."""
         inp = job.input
-        self._wake_by(decision.wake_at)
+        if decision.wake_at is not None:
+            self._wake_by(decision.wake_at)
         if isinstance(inp, Tick):
             self._ticking = False
         elif isinstance(inp, AgentOutput):

@@ -229,6 +229,10 @@ class AsyncStore(Protocol):
     ``commit_done``. A store decides nothing: filtering, paging and ownership come from the
     :class:`Reads` the core built, so that every backend answers alike (the conformance suite in
     ``tests/a2a_adapters/stores`` holds each one to that).
+
+    A store whose calls never wait (the memory store) may also offer itself as a
+    :class:`SyncStore` in a ``synchronous`` attribute: a transport then hands that to the
+    machine, which calls it inline and asks for no ``Read`` or ``Commit`` at all.
     """
 
     def read(self, reads: Reads) -> Awaitable[Snapshot]:

@@ -174,6 +174,50 @@ def test_a_failed_read_is_an_internal_error_for_its_request_only() -> None:
     assert board.answer(fine)["error"]["code"] == -32001
 
 
+class FlakyTasks(MemoryTasks):
+    """A synchronous store whose next read or commit raises, when a test says so."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fail_reads = self.fail_commits = 0
+
+    def read(self, reads: Any) -> Any:
+        if self.fail_reads:
+            self.fail_reads -= 1
+            raise OSError("the disk is gone")
+        return super().read(reads)
+
+    def commit(self, writes: Any) -> bool:
+        if self.fail_commits:
+            self.fail_commits -= 1
+            raise OSError("the disk is full")
+        return super().commit(writes)
+
+
+def test_a_synchronous_store_that_raises_fails_that_request_only() -> None:
+    tasks = FlakyTasks()
+    server = Server(Core(CoreConfig(card=CARD)), store=tasks)
+
+    def answer(request: HttpRequest) -> tuple[dict[str, Any], list[Action]]:
+        number = server.receive(request, EPOCH)
+        actions = server.take_actions()
+        [reply] = [a for a in actions if isinstance(a, Answer) and a.exchange == number]
+        return json.loads(reply.response.body), actions
+
+    tasks.fail_reads = 1
+    failed, actions = answer(rpc("GetTask", {"id": "t-1"}))
+    assert failed["error"]["code"] == -32603
+    assert any(isinstance(a, Problem) and "the disk is gone" in a.message for a in actions)
+    tasks.fail_commits = 1
+    refused, actions = answer(rpc("SendMessage", {"message": message("hi", "m-1")}))
+    assert refused["error"]["code"] == -32603
+    assert not any(isinstance(a, StartRun) for a in actions)  # nothing was written: no run
+    assert len(tasks) == 0
+    again, _ = answer(rpc("GetTask", {"id": "t-1"}, rpc_id=2))
+    assert again["error"]["code"] == -32001  # the store is back, and the machine goes on
+    assert server.busy == 0
+
+
 def test_output_whose_commit_failed_fails_the_task_with_a_record() -> None:
     board = Board()
     number = send(board)

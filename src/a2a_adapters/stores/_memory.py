@@ -7,7 +7,7 @@ respect to the event loop.
 
 from collections.abc import Sequence
 
-from a2a_core.store import MemoryTasks, Reads, Snapshot, Write
+from a2a_core.store import MemoryTasks, Reads, Snapshot, SyncStore, Write
 
 __all__ = ["MemoryStore"]
 
@@ -17,6 +17,16 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._tasks = MemoryTasks()
+
+    @property
+    def synchronous(self) -> SyncStore | None:
+        """The store itself, to be called without awaiting: none of its calls waits for
+        anything, so the engine lets the core's machine call it inline. ``None`` for a subclass
+        that changes ``read`` or ``commit``: what it added is awaited like any store's."""
+        cls = type(self)
+        if cls.read is not MemoryStore.read or cls.commit is not MemoryStore.commit:
+            return None
+        return self._tasks
 
     def __len__(self) -> int:
         return len(self._tasks)

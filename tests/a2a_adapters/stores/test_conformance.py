@@ -29,6 +29,7 @@ from a2a_core.store import (
     Owner,
     Put,
     Reads,
+    Snapshot,
     TaskRecord,
 )
 
@@ -432,3 +433,17 @@ def test_expiry_finds_the_oldest_terminal_tasks_up_to_the_cutoff(store: AsyncSto
         assert await expired(99) == (["a", "b", "c", "d"], None)
 
     run(scenario())
+
+
+def test_the_memory_store_is_offered_inline_unless_a_subclass_changes_what_it_does() -> None:
+    store = MemoryStore()
+    inline = store.synchronous
+    assert inline is not None
+    assert inline.commit([Put(record("t-1"), 0)])
+    assert run(get(store, "t-1")) is not None  # one store, seen both ways
+
+    class Audited(MemoryStore):
+        async def read(self, reads: Reads) -> Snapshot:
+            return await super().read(reads)
+
+    assert Audited().synchronous is None  # its read must be awaited, or it would be skipped
