@@ -35,7 +35,13 @@ from ._model import (
     TaskState,
     TaskStatusUpdateEvent,
 )
-from ._wire import make_converter, register_exact, violations
+from ._wire import (
+    format_timestamp,
+    format_timestamp_precise,
+    make_converter,
+    register_exact,
+    violations,
+)
 
 __all__ = ["V1Codec"]
 
@@ -71,6 +77,8 @@ _EVENT_KEYS: Mapping[type[Any], str] = {
     TaskArtifactUpdateEvent: "artifactUpdate",
 }
 
+_EVENTS_BY_KEY: Mapping[str, type[Any]] = {key: cls for cls, key in _EVENT_KEYS.items()}
+
 
 def _oneof(conv: cattrs.Converter, keys: Mapping[str, type[Any]], what: str) -> Any:
     names = {cls: key for key, cls in keys.items()}
@@ -89,8 +97,11 @@ def _oneof(conv: cattrs.Converter, keys: Mapping[str, type[Any]], what: str) -> 
     return structure, unstructure
 
 
-def _build() -> cattrs.Converter:
-    conv = make_converter({TaskState: _TASK_STATE_NUMBERS, Role: _ROLE_NUMBERS})
+def _build(precise: bool) -> cattrs.Converter:
+    conv = make_converter(
+        {TaskState: _TASK_STATE_NUMBERS, Role: _ROLE_NUMBERS},
+        timestamp=format_timestamp_precise if precise else format_timestamp,
+    )
 
     scheme_in, scheme_out = _oneof(conv, _SCHEME_KEYS, "security scheme")
     conv.register_structure_hook(SecurityScheme, scheme_in)
@@ -130,10 +141,14 @@ def _build() -> cattrs.Converter:
 
 
 class V1Codec:
-    """Decode v1.0 requests into the model and encode model values as v1.0 JSON."""
+    """Decode v1.0 requests into the model and encode model values as v1.0 JSON.
 
-    def __init__(self) -> None:
-        self.converter = _build()
+    ``precise`` writes timestamps with every microsecond rather than the milliseconds clients
+    are shown: still ProtoJSON, and what a store needs to give back exactly what it was given.
+    """
+
+    def __init__(self, *, precise: bool = False) -> None:
+        self.converter = _build(precise)
 
     def decode(self, cls: type[T], value: Any, path: str) -> T:
         """Structure ``value`` as ``cls``; failures become -32602 naming the field's wire path."""
@@ -153,6 +168,14 @@ class V1Codec:
     def encode_event(self, event: StreamEvent) -> dict[str, Any]:
         """A ``StreamResponse`` (or ``SendMessageResponse``): the value under its oneof key."""
         return {_EVENT_KEYS[type(event)]: self.converter.unstructure(event)}
+
+    def decode_event(self, value: Any, path: str) -> StreamEvent:
+        """The event a ``StreamResponse`` holds (what :meth:`encode_event` wrote)."""
+        if type(value) is not dict or len(value) != 1 or next(iter(value)) not in _EVENTS_BY_KEY:
+            raise InvalidParamsError(f"Invalid parameters: {path}: not one stream event")
+        ((key, event),) = value.items()
+        decoded: StreamEvent = self.decode(_EVENTS_BY_KEY[key], event, f"{path}.{key}")
+        return decoded
 
     def encode_error_details(self, error: A2AError) -> list[dict[str, Any]]:
         """``google.rpc`` detail objects: always an ErrorInfo, and a BadRequest for bad fields."""

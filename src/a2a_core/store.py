@@ -26,8 +26,10 @@ from ._storage import (
     SyncStore,
     Write,
 )
+from ._stored import RECORD_FORMAT, dump_event, dump_record, load_event, load_record
 
 __all__ = [
+    "RECORD_FORMAT",
     "AsyncStore",
     "Cursor",
     "Delete",
@@ -46,5 +48,9 @@ __all__ = [
     "SyncStore",
     "TaskRecord",
     "Write",
+    "dump_event",
+    "dump_record",
+    "load_event",
+    "load_record",
     "message_fingerprint",
 ]

@@ -128,6 +128,11 @@ EXPECTED: dict[str, set[str]] = {
         "view",
     },
     "a2a_core.store": {
+        "RECORD_FORMAT",
+        "dump_event",
+        "dump_record",
+        "load_event",
+        "load_record",
         "AsyncStore",
         "Cursor",
         "Delete",

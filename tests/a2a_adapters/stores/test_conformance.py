@@ -8,6 +8,7 @@ reference model (filter with ``ListQuery.matches``, sort newest first) on random
 import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TypeVar
 
 import attrs
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_adapters.stores import MemoryStore
+from a2a_adapters.stores import MemoryStore, SqliteStore
 from a2a_core import Task, TaskState, TaskStatus
 from a2a_core.store import (
     AsyncStore,
@@ -38,12 +39,19 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ALICE = Owner("alice")
 BOB = Owner("bob")
 
-BACKENDS: dict[str, Callable[[], AsyncStore]] = {"memory": MemoryStore}
+BACKENDS: dict[str, Callable[[Path], AsyncStore]] = {
+    "memory": lambda _: MemoryStore(),
+    "sqlite": lambda where: SqliteStore(where / "tasks.db"),
+}
 
 
 @pytest.fixture(params=sorted(BACKENDS))
-def make_store(request: pytest.FixtureRequest) -> Callable[[], AsyncStore]:
-    return BACKENDS[request.param]
+def make_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[], AsyncStore]:
+    """A maker of empty stores of one backend (each SQLite store in a directory of its own)."""
+    backend = BACKENDS[request.param]
+    return lambda: backend(tmp_path_factory.mktemp("store"))
 
 
 @pytest.fixture

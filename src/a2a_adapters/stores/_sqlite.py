@@ -1,0 +1,427 @@
+"""Tasks in a SQLite file: the durable store, embedded, the same on asyncio and trio.
+
+Built on the standard library's ``sqlite3`` (no asyncio-only driver, so trio runs it too). Each
+call of the store contract is one synchronous function run in one worker-thread hop: a read is
+one transaction of one or a few indexed queries, a commit one ``BEGIN IMMEDIATE`` transaction
+that checks every expected version and message id, then writes the records, their events and
+their message ids. A commit once started is finished (a worker thread is never abandoned), and
+a failure inside it rolls all of it back, so a crash, a full disk or a bug leaves either the
+whole commit or none of it. Calls are serialised on one connection by a capacity limiter of one:
+SQLite has one writer anyway, and queueing on the loop costs no thread per waiting request.
+
+Durability is SQLite's WAL with ``synchronous=FULL`` unless told (each commit is on disk before
+it is acknowledged, through a power loss too); ``NORMAL`` survives the process being killed but
+may lose the last commits to a power loss, for about half the cost of a commit.
+
+Records and events are kept in their stored form (:func:`a2a_core.store.dump_record`), with the
+columns listings, expiry and recovery need beside them, each behind an index, so that no request
+scans the table. ``PRAGMA user_version`` holds the schema's number: an older file is migrated
+when opened, a newer one refused. One server process owns a file at a time (an advisory lock).
+"""
+
+import fcntl
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+from a2a_core.errors import UsageError
+from a2a_core.store import (
+    Cursor,
+    Delete,
+    Expired,
+    ExpiryQuery,
+    ListQuery,
+    LoggedEvent,
+    LogQuery,
+    Page,
+    Put,
+    Reads,
+    Snapshot,
+    TaskRecord,
+    Write,
+    dump_event,
+    dump_record,
+    load_event,
+    load_record,
+)
+
+__all__ = ["SCHEMA_VERSION", "SqliteStore", "StoreUnavailable"]
+
+T = TypeVar("T")
+
+#: The schema this release writes (``PRAGMA user_version``).
+SCHEMA_VERSION = 1
+
+#: Each schema version's steps from the one before (version 1: from an empty file).
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE tasks (
+            key TEXT PRIMARY KEY,
+            version INTEGER NOT NULL,
+            principal TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            context_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            terminal INTEGER NOT NULL,
+            running INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            messages INTEGER NOT NULL,
+            record TEXT NOT NULL
+        ) STRICT""",
+        "CREATE INDEX tasks_by_owner ON tasks (principal, tenant, updated_at, key)",
+        "CREATE INDEX tasks_by_context ON tasks (principal, tenant, context_id, updated_at, key)",
+        "CREATE INDEX tasks_by_state ON tasks (principal, tenant, state, updated_at, key)",
+        "CREATE INDEX tasks_terminal ON tasks (updated_at, key) WHERE terminal = 1",
+        "CREATE INDEX tasks_live ON tasks (key) WHERE terminal = 0",
+        """CREATE TABLE events (
+            key TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            event TEXT NOT NULL,
+            PRIMARY KEY (key, seq)
+        ) STRICT, WITHOUT ROWID""",
+        """CREATE TABLE message_ids (
+            principal TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            PRIMARY KEY (principal, tenant, message_id)
+        ) STRICT, WITHOUT ROWID""",
+        "CREATE INDEX message_ids_by_task ON message_ids (key)",
+    ),
+}
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_SYNCHRONOUS = ("FULL", "NORMAL", "EXTRA")
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be opened or used as asked (the message says why, and where)."""
+
+
+def _micros(value: datetime) -> int:
+    return (value - _EPOCH) // _MICROSECOND
+
+
+def _time(micros: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=micros)
+
+
+class SqliteStore:
+    """Tasks, their event logs, message ids and push configs in one SQLite file."""
+
+    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "FULL") -> None:
+        self.path = Path(path)
+        self.synchronous = synchronous.upper()
+        if self.synchronous not in _SYNCHRONOUS:
+            raise StoreUnavailable(
+                f"synchronous={synchronous!r}: expected one of {', '.join(_SYNCHRONOUS)}"
+            )
+        self._lock = threading.Lock()
+        self._limiter: anyio.CapacityLimiter | None = None
+        self._owner_lock = self._claim()
+        try:
+            self._db = self._connect()
+        except BaseException:
+            os.close(self._owner_lock)
+            raise
+
+    # --- opening ------------------------------------------------------------------------------
+
+    def _claim(self) -> int:
+        """Hold the file's advisory lock for as long as the store is open: two servers on one
+        file would each serve streams and waits that the other's commits never reach."""
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as error:
+            raise StoreUnavailable(f"cannot open {lock_path}: {error.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StoreUnavailable(
+                f"{self.path} is in use by another server (it holds {lock_path}); "
+                "give each server a file of its own"
+            ) from None
+        return fd
+
+    def _connect(self) -> sqlite3.Connection:
+        where = str(self.path)
+        try:
+            db = sqlite3.connect(
+                where, isolation_level=None, check_same_thread=False, cached_statements=64
+            )
+        except sqlite3.Error as error:
+            raise StoreUnavailable(f"cannot open the task store {where}: {error}") from None
+        try:
+            db.execute("PRAGMA busy_timeout = 5000")
+            mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreUnavailable(f"{where}: SQLite would not use its write-ahead log")
+            db.execute(f"PRAGMA synchronous = {self.synchronous}")
+            self._migrate(db)
+            db.execute("BEGIN IMMEDIATE")  # proves the file is writable now, not at 1st commit
+            db.execute("ROLLBACK")
+        except sqlite3.Error as error:
+            db.close()
+            raise StoreUnavailable(f"cannot use the task store {where}: {error}") from None
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreUnavailable(
+                f"{self.path} has schema version {version}, newer than this release's "
+                f"{SCHEMA_VERSION}: it was written by a later a2a-sansio; upgrade, or give "
+                "this server another file"
+            )
+        if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise StoreUnavailable(f"{self.path} is an SQLite file, but not a task store")
+        if version == SCHEMA_VERSION:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[step]:
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the open file."""
+        with self._lock:
+            version: int = self._db.execute("PRAGMA user_version").fetchone()[0]
+            return version
+
+    # --- the store contract -------------------------------------------------------------------
+
+    async def read(self, reads: Reads) -> Snapshot:
+        return await self._in_thread(self._read, reads)
+
+    async def commit(self, writes: Sequence[Write]) -> bool:
+        return await self._in_thread(self._commit, writes)
+
+    async def aclose(self) -> None:
+        await self._in_thread(self._close)
+
+    def __len__(self) -> int:
+        with self._lock:
+            count: int = self._db.execute("SELECT count(*) FROM tasks").fetchone()[0]
+            return count
+
+    async def _in_thread(self, call: Callable[[Any], T], argument: Any = None) -> T:
+        # A worker thread is never abandoned: cancelling the caller waits for it to finish, so
+        # a commit that has started is always finished (or rolled back), never cut in half.
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(1)
+        return await anyio.to_thread.run_sync(call, argument, limiter=self._limiter)
+
+    def _close(self, _: object = None) -> None:
+        with self._lock:
+            if self._owner_lock < 0:
+                return
+            self._db.close()
+            os.close(self._owner_lock)
+            self._owner_lock = -1
+
+    # --- reads --------------------------------------------------------------------------------
+
+    def _read(self, reads: Reads) -> Snapshot:
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN")  # one consistent view for every part of the snapshot
+            try:
+                task = self._record(db, reads.task_id) if reads.task_id else None
+                named = self._record(db, reads.named) if reads.named else None
+                by_message = None
+                if reads.message is not None:
+                    owner = reads.message.owner
+                    row = db.execute(
+                        "SELECT t.record FROM message_ids m JOIN tasks t ON t.key = m.key "
+                        "WHERE m.principal = ? AND m.tenant = ? AND m.message_id = ?",
+                        (owner.principal, owner.tenant, reads.message.message_id),
+                    ).fetchone()
+                    by_message = load_record(row[0]) if row else None
+                page = _page(db, reads.listing) if reads.listing is not None else None
+                expired = _expired(db, reads.expiry) if reads.expiry is not None else None
+                log = _log(db, reads.log) if reads.log is not None else ()
+            finally:
+                db.execute("COMMIT")
+        return Snapshot(
+            task=task, named=named, by_message=by_message, page=page, expired=expired, log=log
+        )
+
+    @staticmethod
+    def _record(db: sqlite3.Connection, key: str) -> TaskRecord | None:
+        row = db.execute("SELECT record FROM tasks WHERE key = ?", (key,)).fetchone()
+        return load_record(row[0]) if row else None
+
+    # --- commits ------------------------------------------------------------------------------
+
+    def _commit(self, writes: Sequence[Write]) -> bool:
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                done = _apply(db, writes)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT" if done else "ROLLBACK")
+            return done
+
+
+def _page(db: sqlite3.Connection, query: ListQuery) -> Page:
+    where = ["principal = ?", "tenant = ?"]
+    values: list[Any] = [query.owner.principal, query.owner.tenant]
+    if query.context_id:
+        where.append("context_id = ?")
+        values.append(query.context_id)
+    if query.state is not None:
+        where.append("state = ?")
+        values.append(query.state.value)
+    if query.updated_since is not None:
+        where.append("updated_at >= ?")
+        values.append(_micros(query.updated_since))
+    filters = " AND ".join(where)
+    total = db.execute(f"SELECT count(*) FROM tasks WHERE {filters}", values).fetchone()[0]  # noqa: S608  the text is ours; values are bound
+    paged, bound = filters, list(values)
+    if query.cursor is not None:
+        paged += " AND (updated_at, key) < (?, ?)"
+        bound += [_micros(query.cursor.updated_at), query.cursor.task_id]
+    rows = db.execute(
+        f"SELECT record FROM tasks WHERE {paged} "  # noqa: S608  the text is ours; values are bound
+        "ORDER BY updated_at DESC, key DESC LIMIT ?",
+        [*bound, query.page_size + 1],
+    ).fetchall()
+    records = [load_record(row[0]) for row in rows[: query.page_size]]
+    more = len(rows) > query.page_size and records
+    next_cursor = Cursor(records[-1].updated_at, records[-1].id) if more else None
+    return Page(tuple(records), total, next_cursor)
+
+
+def _expired(db: sqlite3.Connection, query: ExpiryQuery) -> Expired:
+    """The oldest terminal tasks not newer than the cutoff, and the time of the one after them
+    (as :meth:`MemoryTasks.read` answers)."""
+    before = _micros(query.before)
+    rows = db.execute(
+        "SELECT updated_at, record FROM tasks WHERE terminal = 1 ORDER BY updated_at, key LIMIT ?",
+        (query.limit + 1,),
+    ).fetchall()
+    found: list[TaskRecord] = []
+    for at, record in rows:
+        if at > before or len(found) == query.limit:
+            return Expired(tuple(found), _time(at))
+        found.append(load_record(record))
+    return Expired(tuple(found), None)
+
+
+def _log(db: sqlite3.Connection, query: LogQuery) -> tuple[LoggedEvent, ...]:
+    rows = db.execute(
+        "SELECT seq, event FROM events WHERE key = ? AND seq > ? ORDER BY seq LIMIT ?",
+        (query.task_id, query.after, query.limit),
+    )
+    return tuple(LoggedEvent(seq, load_event(event)) for seq, event in rows)
+
+
+def _apply(db: sqlite3.Connection, writes: Sequence[Write]) -> bool:
+    """Check then apply ``writes`` inside the caller's transaction; ``False`` on a conflict
+    (the caller rolls back). Versions are checked in order, as the memory store does."""
+    stored: dict[str, tuple[int, int, int]] = {}  # key -> (version, message count, seq)
+    deleted: set[str] = set()
+    claimed: dict[tuple[str, str, str], str] = {}
+    added: dict[int, Sequence[tuple[str, str]]] = {}  # a Put's index -> the ids it adds
+    for index, write in enumerate(writes):
+        key = write.record.id if isinstance(write, Put) else write.task_id
+        if key not in stored:
+            row = db.execute(
+                "SELECT version, messages, seq FROM tasks WHERE key = ?", (key,)
+            ).fetchone()
+            stored[key] = (row[0], row[1], row[2]) if row else (0, 0, 0)
+        version, held, seq = stored[key]
+        if version != write.expected:
+            return False
+        if isinstance(write, Delete):
+            deleted.add(key)
+            stored[key] = (0, 0, 0)
+            continue
+        record = write.record
+        if record.version != write.expected + 1:
+            raise UsageError("a Put must advance the version by exactly one")
+        if len(record.messages) < held:
+            raise UsageError("a Put must keep the task's message ids, adding any after")
+        if write.events and write.events[0].seq != seq + 1:
+            raise UsageError("logged events must continue the task's log without a gap")
+        owner = record.owner
+        added[index] = record.messages[held:]
+        for message_id, _ in added[index]:
+            holder = claimed.setdefault((owner.principal, owner.tenant, message_id), key)
+            row = db.execute(
+                "SELECT key FROM message_ids WHERE principal = ? AND tenant = ? AND message_id = ?",
+                (owner.principal, owner.tenant, message_id),
+            ).fetchone()
+            if holder != key or (row is not None and row[0] != key and row[0] not in deleted):
+                return False
+        stored[key] = (record.version, len(record.messages), record.seq)
+    for index, write in enumerate(writes):
+        if isinstance(write, Delete):
+            db.execute("DELETE FROM tasks WHERE key = ?", (write.task_id,))
+            db.execute("DELETE FROM events WHERE key = ?", (write.task_id,))
+            db.execute("DELETE FROM message_ids WHERE key = ?", (write.task_id,))
+        else:
+            _put(db, write, added[index])
+    return True
+
+
+def _put(db: sqlite3.Connection, write: Put, added: Sequence[tuple[str, str]]) -> None:
+    record = write.record
+    key, owner, state = record.id, record.owner, record.state
+    db.execute(
+        "INSERT INTO tasks (key, version, principal, tenant, context_id, state, terminal, "
+        "running, updated_at, seq, messages, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET version = excluded.version, "
+        "principal = excluded.principal, tenant = excluded.tenant, "
+        "context_id = excluded.context_id, state = excluded.state, "
+        "terminal = excluded.terminal, running = excluded.running, "
+        "updated_at = excluded.updated_at, seq = excluded.seq, messages = excluded.messages, "
+        "record = excluded.record",
+        (
+            key,
+            record.version,
+            owner.principal,
+            owner.tenant,
+            record.task.context_id,
+            state.value,
+            int(state.terminal),
+            int(record.running),
+            _micros(record.updated_at),
+            record.seq,
+            len(record.messages),
+            dump_record(record),
+        ),
+    )
+    if write.events:
+        db.executemany(
+            "INSERT INTO events (key, seq, event) VALUES (?, ?, ?)",
+            [(key, logged.seq, dump_event(logged.event)) for logged in write.events],
+        )
+    db.executemany(
+        "INSERT OR REPLACE INTO message_ids (principal, tenant, message_id, key) "
+        "VALUES (?, ?, ?, ?)",
+        [(owner.principal, owner.tenant, message_id, key) for message_id, _ in added],
+    )
