@@ -23,7 +23,7 @@ from ._engine import Engine
 from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
 from ._push import PushSender
 from .asyncio import bind_socket, create_app, serve_app
-from .stores import MemoryStore
+from .stores import MemoryStore, open_store
 
 __all__ = ["build_engine", "default_card", "serve"]
 
@@ -182,7 +182,7 @@ def serve(
     card: AgentCard | None = None,
     host: str = "127.0.0.1",
     port: int = 9999,
-    store: AsyncStore | None = None,
+    store: AsyncStore | str | None = None,
     auth: Sequence[Authenticator] = (),
     task_ttl: timedelta | float | None = None,
     extended_card: AgentCard | None = None,
@@ -215,34 +215,63 @@ def serve(
     Should the engine fail (see :class:`~a2a_adapters.EngineFailed`), the server stops and this
     raises, so the process exits non-zero for its supervisor to restart it.
 
+    ``store`` is a store, or a URL naming one (``"memory"``, ``"sqlite:PATH"``: see
+    :func:`~a2a_adapters.stores.open_store`); a store opened from a URL is closed on the way out.
+    Without one, tasks are kept in memory.
+
     Every setting is checked before anything starts: a wrong one raises :class:`TypeError` or
-    :class:`ValueError` saying which, and an address that cannot be listened on raises
-    :class:`OSError` naming it.
+    :class:`ValueError` saying which, a store that cannot be opened raises
+    :class:`~a2a_adapters.stores.StoreUnavailable` saying why, and an address that cannot be
+    listened on raises :class:`OSError` naming it.
     """
     _check_loop(loop)
     _check_address(host, port)
-    engine = build_engine(
-        agent,
-        card=card,
-        store=store,
-        auth=auth,
-        task_ttl=task_ttl,
-        extended_card=extended_card,
-        public_url=public_url,
-        streaming=streaming,
-        push=push,
-        push_allow_hosts=push_allow_hosts,
-        max_body_bytes=max_body_bytes,
-        error_mapping=error_mapping,
-        idempotent_sends=idempotent_sends,
-        card_v03_fields=card_v03_fields,
-        shutdown_grace=shutdown_grace,
-        max_json_depth=max_json_depth,
-        max_json_items=max_json_items,
-        max_message_parts=max_message_parts,
-        max_task_messages=max_task_messages,
-        direct_reply_window=direct_reply_window,
-    )
+    opened = open_store(store) if isinstance(store, str) else None
+    given = store if not isinstance(store, str) else None
+    try:
+        _serve_with(
+            agent,
+            opened if opened is not None else given,
+            card,
+            host,
+            port,
+            loop,
+            limits,
+            auth=auth,
+            task_ttl=task_ttl,
+            extended_card=extended_card,
+            public_url=public_url,
+            streaming=streaming,
+            push=push,
+            push_allow_hosts=push_allow_hosts,
+            max_body_bytes=max_body_bytes,
+            error_mapping=error_mapping,
+            idempotent_sends=idempotent_sends,
+            card_v03_fields=card_v03_fields,
+            shutdown_grace=shutdown_grace,
+            max_json_depth=max_json_depth,
+            max_json_items=max_json_items,
+            max_message_parts=max_message_parts,
+            max_task_messages=max_task_messages,
+            direct_reply_window=direct_reply_window,
+        )
+    finally:
+        close = getattr(opened, "close", None)
+        if close is not None:
+            close()
+
+
+def _serve_with(
+    agent: Agents,
+    store: AsyncStore | None,
+    card: AgentCard | None,
+    host: str,
+    port: int,
+    loop: str,
+    limits: ConnectionLimits,
+    **settings: Any,
+) -> None:
+    engine = build_engine(agent, card=card, store=store, **settings)
     raise_fd_limit()  # before the cap is derived from it, and before the line that says we are up
     sock = _listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]

@@ -20,6 +20,7 @@ from ._extras import MissingExtra
 from ._lifecycle import EngineFailed
 from ._limits import ConnectionLimits
 from ._serve import _CORE_DEFAULTS, serve
+from .stores import DEFAULT_STORE, StoreUnavailable
 
 __all__ = ["main"]
 
@@ -94,7 +95,14 @@ def _parser() -> argparse.ArgumentParser:
         "--public-url",
         help="the base URL clients reach the server at (default: from each request's Host)",
     )
-    run.add_argument("--store", choices=["memory"], default="memory", help="task store")
+    run.add_argument(
+        "--store",
+        default=DEFAULT_STORE,
+        metavar="URL",
+        help="where tasks are kept: sqlite:PATH (a file, created if missing; the default is "
+        f"{DEFAULT_STORE.partition(':')[2]} in the current directory; add ?synchronous=normal "
+        "to trade the last commits before a power loss for speed), or memory (gone on exit)",
+    )
     run.add_argument(
         "--loop",
         choices=["asyncio", "trio"],
@@ -355,6 +363,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             card=card,
             host=args.host,
             port=args.port,
+            store=args.store,
             public_url=args.public_url,
             auth=_authenticators(args),
             task_ttl=args.task_ttl,
@@ -376,6 +385,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except EngineFailed as failed:
         # The cause is logged already; exit non-zero so that a supervisor restarts us.
         _fail(str(failed), FAILURE)
+    except StoreUnavailable as unavailable:
+        _fail(str(unavailable), FAILURE)
     # serve() checks every setting, then binds, before it serves anything; once serving, the
     # servers (uvicorn, hypercorn) handle and log every error, so these come from start-up.
     except (TypeError, ValueError) as error:

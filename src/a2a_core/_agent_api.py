@@ -99,8 +99,12 @@ MissingInput = InputError
 
 class RunAbandoned(Exception):
     """Not raised by agents: the adapter reports with it a run it had to stop on its own
-    account (the server shutting down), so that the task is failed with a record of why
-    rather than left working with no agent behind it."""
+    account (the server shutting down), or one a restart left behind (``restarted``), so that
+    the task is failed with a record of why rather than left working with no agent behind it."""
+
+    def __init__(self, *, restarted: bool = False) -> None:
+        super().__init__("the server restarted" if restarted else "the server stopped")
+        self.restarted = restarted
 
 
 @attrs.frozen
@@ -269,7 +273,8 @@ def exception_status(error: BaseException) -> StateChange:
     if isinstance(error, InvalidAgentResponseError):
         return failed(error.message)
     if isinstance(error, RunAbandoned):
-        return failed("The server stopped before the agent finished; send a new message to retry.")
+        how = "restarted" if error.restarted else "stopped"
+        return failed(f"The server {how} before the agent finished; send a new message to retry.")
     if isinstance(error, InternalError):
         return failed("The server failed while the agent ran; send a new message to retry.")
     # The exception's text may hold internals (paths, queries, secrets): the client gets its

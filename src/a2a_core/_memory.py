@@ -30,6 +30,7 @@ from ._storage import (
     Page,
     Put,
     Reads,
+    RunningQuery,
     Snapshot,
     Write,
 )
@@ -200,9 +201,21 @@ class MemoryTasks:
         page = self._page(reads.listing) if reads.listing is not None else None
         expired = self._expired(reads.expiry) if reads.expiry is not None else None
         log = self._log(reads.log) if reads.log is not None else ()
+        running = self._running(reads.running) if reads.running is not None else ()
         return Snapshot(
-            task=task, named=named, by_message=by_message, page=page, expired=expired, log=log
+            task=task,
+            named=named,
+            by_message=by_message,
+            page=page,
+            expired=expired,
+            log=log,
+            running=running,
         )
+
+    def _running(self, query: RunningQuery) -> tuple[TaskRecord, ...]:
+        # A scan: asked once, when a server starts (and a memory store starts empty).
+        keys = sorted(k for k, r in self._records.items() if r.running and k > query.after)
+        return tuple(self._records[k] for k in keys[: query.limit])
 
     def commit(self, writes: Sequence[Write]) -> bool:
         """Apply all ``writes`` or none: ``False`` if an expected version no longer holds (or

@@ -72,7 +72,7 @@ from ._errors import InternalError
 from ._http import Dispatch, HttpRequest, HttpResponse
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Tick, World
 from ._records import TaskRecord
-from ._storage import LoggedEvent, Put, Reads, Snapshot, SyncStore, Write
+from ._storage import LoggedEvent, Put, Reads, RunningQuery, Snapshot, SyncStore, Write
 from ._streams import Advance, FollowTask, StreamCursor, advance, log_page, open_cursor, release
 
 __all__ = [
@@ -91,6 +91,8 @@ __all__ = [
 MAX_ATTEMPTS = 16
 #: After an expiry sweep failed, how long before the next try.
 TICK_RETRY = timedelta(seconds=1)
+#: How many tasks a restart's recovery reads at a time.
+RECOVER_BATCH = 100
 
 
 # --- actions -------------------------------------------------------------------------------------
@@ -222,6 +224,11 @@ class _LogRead:
 
 
 @attrs.frozen
+class _Recover:
+    """Read a batch of the tasks whose runs a restart left counting."""
+
+
+@attrs.frozen
 class _Verify:
     """Read a task whose waiter registered from a snapshot, in case it settled meanwhile."""
 
@@ -255,7 +262,7 @@ class Server:
         self._new_id = new_id or _counter_ids()
         self._numbers = itertools.count(1)
         self._ops = itertools.count(1)
-        self._jobs: dict[int, _Job | _LogRead | _Verify] = {}
+        self._jobs: dict[int, _Job | _LogRead | _Verify | _Recover] = {}
         self._pending: dict[int, Read | Commit] = {}
         self._waiters: dict[str, list[_Waiter]] = {}
         self._exchanges: dict[int, _Waiter] = {}
@@ -268,8 +275,10 @@ class Server:
         self._runs: dict[str, int] = {}
         self._tick_at: datetime | None = None
         self._ticking = False
-        # The first tick sweeps whatever expired while no server ran.
+        # The first tick sweeps whatever expired while no server ran, and settles the tasks
+        # whose runs the server before this one left counting.
         self._swept = False
+        self._recovered = self._recovering = False
         self._closing = False
         #: How many times a stream fell a whole window behind (and read on from the log).
         self.stalls = 0
@@ -334,6 +343,9 @@ class Server:
         harmless): expired tasks go, and streamed sends whose agent has not spoken yet get
         their task. A transport ticks once when it starts, too, so that what expired while no
         server ran is swept."""
+        if not self._recovered and not self._recovering:
+            self._recovering = True
+            self._read_running("", now)
         sweep = self._tick_at is not None and self._tick_at <= now
         if (sweep or not self._swept) and not self._ticking:
             self._swept = True
@@ -505,6 +517,9 @@ class Server:
                     self._finish(job, decision, snapshot, now)
             case _LogRead():
                 self._log_read(op, job, snapshot, now)
+            case _Recover():
+                del self._jobs[op]
+                self._settle_orphans(snapshot.running, now)
             case _Verify():
                 del self._jobs[op]
                 self._verified(job, snapshot.task)
@@ -549,6 +564,10 @@ class Server:
             case _Job(input=AgentDone(task_id=task_id, run=run)):
                 self._act(Problem(f"the end of run {run} of task {task_id} was lost: {why}"))
                 self._end_run(task_id, run)
+            case _Recover():
+                self._act(Problem(f"the runs a restart left could not be read ({why}); retrying"))
+                self._recovering = False
+                self._wake_by(now + TICK_RETRY)
             case _Job(input=Tick()):
                 self._act(Problem(f"the expiry sweep failed ({why}); it is tried again soon"))
                 self._ticking = False
@@ -591,6 +610,25 @@ class Server:
                     self._publish(record, events, settled, now)
                 case _:
                     assert_never(effect)
+
+    def _read_running(self, after: str, now: datetime) -> None:
+        op = next(self._ops)
+        self._jobs[op] = _Recover()
+        self._store(op, Read(op, Reads(running=RunningQuery(RECOVER_BATCH, after))))
+
+    def _settle_orphans(self, records: tuple[TaskRecord, ...], now: datetime) -> None:
+        """End every run that counted when the server before this one stopped: no run
+        survives its process. A task it left submitted or working is failed with a record of
+        why; one it left waiting for its user keeps waiting, as when a run ends there."""
+        for record in records:
+            if self._runs.get(record.id) == record.run:
+                continue  # a run this server started since (a client continued the task)
+            left = None if record.state.settled else RunAbandoned(restarted=True)
+            self._start(_Job(AgentDone(record.id, record.run, error=left)), now)
+        if len(records) == RECOVER_BATCH:
+            self._read_running(records[-1].id, now)
+        else:
+            self._recovered, self._recovering = True, False
 
     def _end_run(self, task_id: str, run: int) -> None:
         if self._runs.get(task_id) == run:

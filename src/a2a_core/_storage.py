@@ -32,6 +32,7 @@ __all__ = [
     "Page",
     "Put",
     "Reads",
+    "RunningQuery",
     "Snapshot",
     "SyncStore",
     "Write",
@@ -124,6 +125,16 @@ class ExpiryQuery:
 
 
 @attrs.frozen
+class RunningQuery:
+    """Tasks whose agent run still counts (``TaskRecord.running``), by store key after
+    ``after``, at most ``limit`` of them: what a server that restarts must settle, since no run
+    of the process before it survived."""
+
+    limit: int
+    after: str = ""
+
+
+@attrs.frozen
 class Reads:
     """What a decision needs from the store."""
 
@@ -136,6 +147,7 @@ class Reads:
     listing: ListQuery | None = None
     expiry: ExpiryQuery | None = None
     log: LogQuery | None = None
+    running: RunningQuery | None = None
 
 
 @attrs.frozen
@@ -169,6 +181,8 @@ class Snapshot:
     page: Page | None = None
     expired: Expired | None = None
     log: tuple[LoggedEvent, ...] = ()
+    #: For :class:`RunningQuery`: those tasks, in the order of their keys.
+    running: tuple[TaskRecord, ...] = ()
 
 
 @attrs.frozen

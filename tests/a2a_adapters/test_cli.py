@@ -94,7 +94,9 @@ def _accepts(host: str, port: int) -> bool:
 
 
 def _command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "a2a_adapters", "serve", *args]
+    # Each test's tasks are its own: the default store is a file in the working directory.
+    store = () if any(a.startswith("--store") for a in args) else ("--store", "memory")
+    return [sys.executable, "-m", "a2a_adapters", "serve", *args, *store]
 
 
 @contextmanager

@@ -128,6 +128,7 @@ EXPECTED: dict[str, set[str]] = {
         "view",
     },
     "a2a_core.store": {
+        "RunningQuery",
         "RECORD_FORMAT",
         "dump_event",
         "dump_record",

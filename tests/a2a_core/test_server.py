@@ -17,9 +17,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from a2a_core import Core, CoreConfig, completed, input_required, working
+from a2a_core import Core, CoreConfig, TaskState, completed, input_required, working
 from a2a_core._server import MAX_ATTEMPTS
-from a2a_core.store import MemoryTasks
+from a2a_core.store import MemoryTasks, Reads
 from a2a_core.transport import (
     Action,
     Answer,
@@ -386,6 +386,54 @@ def test_a_stream_over_its_window_reads_on_from_the_log_once_it_has_sent_all() -
         if "statusUpdate" in e["result"]
     ]
     assert texts == [f"step {n}" for n in range(5)]
+
+
+def restarted(board: Board) -> Board:
+    """A new server over the store of ``board``'s (what a restart of its process leaves)."""
+    fresh = Board()
+    fresh.tasks = board.tasks
+    return fresh
+
+
+def test_a_restart_fails_the_tasks_whose_runs_it_left_behind(monkeypatch: Any) -> None:
+    monkeypatch.setattr("a2a_core._server.RECOVER_BATCH", 2)  # recovery reads in batches
+    before = Board()
+    live = []
+    for n in range(5):
+        send(before, mid=f"m-{n}", returnImmediately=True)
+        before.settle()
+        live.append(before.run_of())
+    waiting = before.run_of(live[4].task_id)
+    before.server.agent_output(waiting.task_id, waiting.run, input_required("who?"), before.now)
+    before.settle()
+    # The process dies here: its runs die with it. A new one starts on the same store.
+    after = restarted(before)
+    after.receive(rpc("SendMessage", {"message": message("go", "m-9", taskId=live[0].task_id)}))
+    after.server.tick(after.now)
+    after.settle()
+    states = {r.task_id: after.tasks.read(Reads(task_id=r.task_id)).task for r in live}
+    for start in live[1:4]:
+        record = states[start.task_id]
+        assert record is not None
+        assert record.state is TaskState.FAILED
+        assert "restarted before the agent finished" in str(record.task.status.message)
+        assert not record.running
+    asking = states[live[4].task_id]
+    assert asking is not None
+    assert asking.state is TaskState.INPUT_REQUIRED  # it still waits for its user
+    assert not asking.running
+    # The task a client continued before recovery read it has a run of this server: untouched.
+    continued = states[live[0].task_id]
+    assert continued is not None
+    assert continued.running
+    assert continued.state is TaskState.WORKING
+    assert after.run_of(live[0].task_id).run == continued.run
+    assert not any(isinstance(a, Problem) for a in after.seen)
+    assert after.server.busy == 0
+    # Recovery is done once: later ticks read nothing more.
+    after.server.tick(after.now)
+    assert not after.take()
+    assert not after.pending
 
 
 def test_shutdown_ends_streams_and_fails_runs_that_would_start() -> None:

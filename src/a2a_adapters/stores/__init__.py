@@ -1,6 +1,14 @@
 """Task stores: the backends that implement :class:`a2a_core.store.AsyncStore`."""
 
 from ._memory import MemoryStore
+from ._open import DEFAULT_STORE, open_store
 from ._sqlite import SCHEMA_VERSION, SqliteStore, StoreUnavailable
 
-__all__ = ["SCHEMA_VERSION", "MemoryStore", "SqliteStore", "StoreUnavailable"]
+__all__ = [
+    "DEFAULT_STORE",
+    "SCHEMA_VERSION",
+    "MemoryStore",
+    "SqliteStore",
+    "StoreUnavailable",
+    "open_store",
+]

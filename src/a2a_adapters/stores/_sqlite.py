@@ -42,6 +42,7 @@ from a2a_core.store import (
     Page,
     Put,
     Reads,
+    RunningQuery,
     Snapshot,
     TaskRecord,
     Write,
@@ -79,7 +80,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE INDEX tasks_by_context ON tasks (principal, tenant, context_id, updated_at, key)",
         "CREATE INDEX tasks_by_state ON tasks (principal, tenant, state, updated_at, key)",
         "CREATE INDEX tasks_terminal ON tasks (updated_at, key) WHERE terminal = 1",
-        "CREATE INDEX tasks_live ON tasks (key) WHERE terminal = 0",
+        "CREATE INDEX tasks_running ON tasks (key) WHERE running = 1",
         """CREATE TABLE events (
             key TEXT NOT NULL,
             seq INTEGER NOT NULL,
@@ -219,6 +220,10 @@ class SqliteStore:
     async def aclose(self) -> None:
         await self._in_thread(self._close)
 
+    def close(self) -> None:
+        """Close the file and give up its lock (what :meth:`aclose` does, with no loop)."""
+        self._close()
+
     def __len__(self) -> int:
         with self._lock:
             count: int = self._db.execute("SELECT count(*) FROM tasks").fetchone()[0]
@@ -260,10 +265,17 @@ class SqliteStore:
                 page = _page(db, reads.listing) if reads.listing is not None else None
                 expired = _expired(db, reads.expiry) if reads.expiry is not None else None
                 log = _log(db, reads.log) if reads.log is not None else ()
+                running = _running(db, reads.running) if reads.running is not None else ()
             finally:
                 db.execute("COMMIT")
         return Snapshot(
-            task=task, named=named, by_message=by_message, page=page, expired=expired, log=log
+            task=task,
+            named=named,
+            by_message=by_message,
+            page=page,
+            expired=expired,
+            log=log,
+            running=running,
         )
 
     @staticmethod
@@ -329,6 +341,14 @@ def _expired(db: sqlite3.Connection, query: ExpiryQuery) -> Expired:
             return Expired(tuple(found), _time(at))
         found.append(load_record(record))
     return Expired(tuple(found), None)
+
+
+def _running(db: sqlite3.Connection, query: RunningQuery) -> tuple[TaskRecord, ...]:
+    rows = db.execute(
+        "SELECT record FROM tasks WHERE running = 1 AND key > ? ORDER BY key LIMIT ?",
+        (query.after, query.limit),
+    )
+    return tuple(load_record(row[0]) for row in rows)
 
 
 def _log(db: sqlite3.Connection, query: LogQuery) -> tuple[LoggedEvent, ...]:

@@ -30,6 +30,7 @@ from a2a_core.store import (
     Owner,
     Put,
     Reads,
+    RunningQuery,
     Snapshot,
     TaskRecord,
 )
@@ -455,3 +456,23 @@ def test_the_memory_store_is_offered_inline_unless_a_subclass_changes_what_it_do
             return await super().read(reads)
 
     assert Audited().synchronous is None  # its read must be awaited, or it would be skipped
+
+
+# --- recovery: the tasks whose runs a restart left counting ---------------------------------------
+
+
+def test_running_tasks_are_found_by_key_in_batches(store: AsyncStore) -> None:
+    async def scenario() -> None:
+        for n in range(5):
+            running = attrs.evolve(record(f"t{n}"), running=n % 2 == 0, run=1)
+            assert await store.commit([Put(running, 0)])
+        first = await store.read(Reads(running=RunningQuery(limit=2)))
+        assert [r.id for r in first.running] == ["t0", "t2"]
+        rest = await store.read(Reads(running=RunningQuery(limit=2, after="t2")))
+        assert [r.id for r in rest.running] == ["t4"]
+        done = attrs.evolve(rest.running[0], running=False, version=2)
+        assert await store.commit([Put(done, 1)])
+        again = await store.read(Reads(running=RunningQuery(limit=10)))
+        assert [r.id for r in again.running] == ["t0", "t2"]
+
+    run(scenario())
