@@ -2,7 +2,8 @@
 #   make serve   install what serving needs (the asyncio extra) into .venv, then serve the
 #                example echo agent on 127.0.0.1:9999 (AGENT=module:object serves another;
 #                CARD=module:object or CARD=card.json gives its card, else the server describes
-#                the agent itself)
+#                the agent itself), keeping its tasks in the SQLite file a2a-tasks.db (STORE=URL
+#                keeps them elsewhere: STORE=memory, STORE=sqlite:/path/to/file.db)
 #   make test    install with the dev tools into .venv, then run lint, type checks and the whole
 #                test suite, failing under the branch coverage of a2a_core that pyproject.toml sets
 # and, when wanted, make bench: ours against the official a2a-sdk (about five minutes), and
@@ -16,6 +17,8 @@ SERVE_STAMP := $(VENV)/.installed-serve
 DEV_STAMP := $(VENV)/.installed-dev
 HOST ?= 127.0.0.1
 PORT ?= 9999
+# Where make serve keeps its tasks: a SQLite file in the checkout, so that a restart loses nothing.
+STORE ?= sqlite:a2a-tasks.db
 # The echo example's card goes with the echo example only: another agent's skills are not its.
 ifndef AGENT
 AGENT := examples.echo:agent
@@ -35,11 +38,11 @@ $(DEV_STAMP): pyproject.toml
 
 FUZZ ?= 3000
 
-.PHONY: install serve test lint docs bench fuzz
+.PHONY: install serve test test-sqlite lint docs bench fuzz
 install: $(DEV_STAMP)
 
 serve: $(SERVE_STAMP)
-	$(BIN)/python -m a2a_adapters serve $(AGENT) $(if $(CARD),--card $(CARD)) --host $(HOST) --port $(PORT)
+	$(BIN)/python -m a2a_adapters serve $(AGENT) $(if $(CARD),--card $(CARD)) --host $(HOST) --port $(PORT) --store $(STORE)
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
@@ -55,6 +58,10 @@ docs: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks.run
+
+# The black-box suites (both adapters, the examples) with every engine on a SQLite file.
+test-sqlite: $(DEV_STAMP)
+	A2A_TEST_STORE=sqlite $(BIN)/python -m pytest -p no:cacheprovider --no-cov tests/a2a_adapters tests/examples
 
 fuzz: $(DEV_STAMP)
 	A2A_FUZZ_EXAMPLES=$(FUZZ) $(BIN)/python -m pytest tests/a2a_core/test_hostile.py tests/a2a_adapters/test_fuzz.py

@@ -98,9 +98,11 @@ class Engine:
         self.agents = agents
         self.auth = tuple(auth)
         self.push = push
+        if push is not None:
+            push.report = self._push_reported
         # A store that answers without waiting (the memory store) is the machine's to call: its
         # reads and commits then happen inside the call that needs them, with no task switch.
-        inline: SyncStore | None = getattr(store, "synchronous", None)
+        inline: SyncStore | None = getattr(store, "inline", None)
         self.server = Server(core, store=inline, new_id=new_id, stream_window=MAX_BUFFERED_BATCHES)
         self._clock = clock or wall_clock()
         self._keepalive = keepalive_seconds
@@ -348,6 +350,15 @@ class Engine:
                     else:
                         self.server.commit_done(action.op, ok, self._clock())
                 self._perform()
+
+    async def _push_reported(self, notify: Notify, attempts: int | None) -> None:
+        """Keep the store's outbox by how a notification fared (so a restart resumes it)."""
+        if attempts is None:
+            await self._call(self.server.notified, notify.task_id, notify.config_id, notify.seq)
+        else:
+            await self._call(
+                self.server.notify_failed, notify.task_id, notify.config_id, notify.seq, attempts
+            )
 
     def _spawn(
         self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any, name: str = ""

@@ -55,6 +55,10 @@ class _Outcome(Enum):
     FINAL = "final"
 
 
+async def _ignore(notify: Notify, attempts: int | None) -> None:
+    """What a sender reports to when nobody keeps an outbox."""
+
+
 class _Refused(Exception):
     """The SSRF guard refused the webhook's address."""
 
@@ -79,6 +83,8 @@ class PushSender:
         self._max_backoff = max_backoff
         self._max_queued = max_queued
         self._queues: dict[tuple[str, str], deque[Notify]] = {}
+        # Dropped from a full queue, to be reported (send() cannot await the report).
+        self._dropped: list[Notify] = []
         # New queues are announced to run(), which starts a task to drain each.
         self._announce, self._announced = anyio.create_memory_object_stream[tuple[str, str]](
             math.inf
@@ -86,6 +92,12 @@ class PushSender:
         #: Set whenever nothing is queued or in flight.
         self._idle = anyio.Event()
         self._idle.set()
+        #: Told how each notification fares: ``(notify, None)`` once it is delivered or given
+        #: up on, ``(notify, n)`` when its n-th attempt failed and it will be tried again. The
+        #: engine keeps the store's outbox by it, so that a restart resumes where this stopped.
+        self.report: Callable[[Notify, int | None], Awaitable[None]] = _ignore
+        #: Notifications given up on: retries exhausted, or dropped from a full queue.
+        self.given_up = 0
 
     def send(self, notify: Notify) -> None:
         """Queue a delivery (never blocks)."""
@@ -105,6 +117,8 @@ class PushSender:
                 dropped.seq,
                 dropped.task_id,
             )
+            self.given_up += 1
+            self._dropped.append(dropped)
         queue.append(notify)
 
     async def drain(self) -> None:
@@ -135,25 +149,42 @@ class PushSender:
                 try:
                     await self._deliver(notify, client)
                 except Exception:
+                    self.given_up += 1
                     log.exception(
                         "push notification %d of task %s to %s failed; dropped it",
                         notify.seq,
                         notify.task_id,
                         notify.url,
                     )
+                await self._reported(notify, None)
+                while self._dropped:
+                    await self._reported(self._dropped.pop(), None)
         finally:
             del self._queues[key]
             if not self._queues:
                 self._idle.set()
 
+    async def _reported(self, notify: Notify, attempts: int | None) -> None:
+        try:
+            await self.report(notify, attempts)
+        except Exception:
+            log.exception(
+                "the end of push notification %d of task %s was not recorded",
+                notify.seq,
+                notify.task_id,
+            )
+
     async def _deliver(self, notify: Notify, client: httpx.AsyncClient) -> None:
-        for attempt in range(1, self._max_attempts + 1):
+        # A notification a restart found owed goes on from the attempts it had made.
+        for attempt in range(notify.attempts + 1, self._max_attempts + 1):
             outcome = await self._attempt(notify, client)
             if outcome is not _Outcome.RETRY:
                 return
             if attempt < self._max_attempts:
+                await self._reported(notify, attempt)
                 delay = min(self._first_backoff * 2 ** (attempt - 1), self._max_backoff)
                 await anyio.sleep(delay)
+        self.given_up += 1
         log.warning(
             "gave up on webhook %s for task %s event %d after %d attempts",
             notify.url,

@@ -50,14 +50,17 @@ def commit(
     """The write of ``updated`` with its new events numbered; their publication and pushes."""
     first = updated.seq - len(events) + 1
     logged = tuple(LoggedEvent(first + i, event) for i, event in enumerate(events))
-    put = Put(updated, previous.version if previous else 0, logged)
+    expected = previous.version if previous else 0
     if not logged:
-        return put, ()
+        return Put(updated, expected, logged), ()
     publish = Publish(updated, logged, settled=updated.state.settled)
-    if not config.push_notifications:
-        return put, (publish,)  # configs stored while push was on are not served now
+    if not config.push_notifications or not updated.push_configs:
+        # (Configs stored while push was on are not served while it is off.)
+        return Put(updated, expected, logged), (publish,)
     pushes = [Push(updated.id, push, event) for event in logged for push in updated.push_configs]
-    return put, (publish, *pushes)
+    # Owed from the moment the events are stored: the same commit records them in the outbox.
+    owed = tuple((push.config.id, push.event.seq) for push in pushes)
+    return Put(updated, expected, logged, owed), (publish, *pushes)
 
 
 def view(task: Task, history_length: int | None, *, artifacts: bool = True) -> Task:

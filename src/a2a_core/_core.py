@@ -60,9 +60,9 @@ class Core:
         request's binding, with ``challenges`` as its ``WWW-Authenticate`` values."""
         return self._front.unauthenticated(request, challenges)
 
-    def notification(self, push: Push) -> Notify:
+    def notification(self, push: Push, attempts: int = 0) -> Notify:
         """The webhook delivery for a :class:`Push` effect (its body and headers)."""
-        return self._front.notification(push)
+        return self._front.notification(push, attempts)
 
     def internal_error(self, path: str, message: str) -> HttpResponse:
         """The answer for a request the adapter failed to handle through no fault of the

@@ -80,7 +80,10 @@ class Notify:
 
     ``guarded``: resolve the URL's host and connect only to an address the SSRF guard allows
     (``a2a_core.transport.address_allowed``); false only for allow-listed hosts. Deliveries to one
-    ``(task_id, config_id)`` must keep their order (``seq``).
+    ``(task_id, config_id)`` must keep their order (``seq``). ``attempts`` failed before (a
+    notification a restart found still owed goes on counting). The transport reports the end of
+    each with ``Server.notified`` (delivered, or given up), and each failed attempt that will be
+    retried with ``Server.notify_failed``, so that the outbox keeps what is still owed.
     """
 
     task_id: str
@@ -90,6 +93,7 @@ class Notify:
     headers: tuple[tuple[str, str], ...]
     body: bytes
     guarded: bool = True
+    attempts: int = 0
 
 
 Effect = StartRun | StopRun | Publish | Push

@@ -191,12 +191,19 @@ class HttpFront:
         extra = tuple(("www-authenticate", challenge) for challenge in challenges)
         return HttpResponse(response.status, (*response.headers, *extra), response.body)
 
-    def notification(self, push: Push) -> Notify:
+    def notification(self, push: Push, attempts: int = 0) -> Notify:
         """One webhook delivery: the event as a v1.0 ``StreamResponse``, with the config's
         credentials, guarded unless its host is allow-listed (the rule ``url_problem`` used
-        when the config was created)."""
+        when the config was created). ``X-A2A-Notification-Id`` is the same for every attempt,
+        before a restart and after, so that a receiver can drop what it has seen."""
         config = push.config
-        headers = [("content-type", "application/a2a+json")]
+        headers = [
+            ("content-type", "application/a2a+json"),
+            (
+                "x-a2a-notification-id",
+                f"{config.task_id or push.task_id}/{config.id}/{push.event.seq}",
+            ),
+        ]
         if config.authentication is not None:
             auth = config.authentication
             value = f"{auth.scheme} {auth.credentials}" if auth.credentials else auth.scheme
@@ -206,7 +213,14 @@ class HttpFront:
         body = dumps(self._codec.encode_event(push.event.event))
         guarded = not host_allowed(host_of(config.url), self._config.push_allow_hosts)
         return Notify(
-            push.task_id, config.id, push.event.seq, config.url, tuple(headers), body, guarded
+            push.task_id,
+            config.id,
+            push.event.seq,
+            config.url,
+            tuple(headers),
+            body,
+            guarded,
+            attempts,
         )
 
     def internal_error(self, path: str, message: str) -> HttpResponse:

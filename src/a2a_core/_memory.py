@@ -27,10 +27,13 @@ from ._storage import (
     ListQuery,
     LoggedEvent,
     LogQuery,
+    OutboxQuery,
     Page,
+    Pending,
     Put,
     Reads,
     RunningQuery,
+    Sent,
     Snapshot,
     Write,
 )
@@ -185,6 +188,8 @@ class MemoryTasks:
         self._messages: dict[Owner, dict[str, str]] = {}
         # Event number n of a task is at index n - 1 of its log (so numbers need no storing).
         self._logs: dict[str, list[StreamEvent] | tuple[StreamEvent, ...]] = {}
+        # Per task, the notifications still owed: (config id, event number) -> failed attempts.
+        self._outbox: dict[str, dict[tuple[str, int], int]] = {}
 
     def __len__(self) -> int:
         return len(self._records)
@@ -202,6 +207,7 @@ class MemoryTasks:
         expired = self._expired(reads.expiry) if reads.expiry is not None else None
         log = self._log(reads.log) if reads.log is not None else ()
         running = self._running(reads.running) if reads.running is not None else ()
+        outbox = self._owed(reads.outbox) if reads.outbox is not None else ()
         return Snapshot(
             task=task,
             named=named,
@@ -210,7 +216,23 @@ class MemoryTasks:
             expired=expired,
             log=log,
             running=running,
+            outbox=outbox,
         )
+
+    def _owed(self, query: OutboxQuery) -> tuple[Pending, ...]:
+        # A sort of what is owed: asked when a server starts (and a memory store starts empty).
+        owed = sorted(
+            (key, config_id, seq, attempts)
+            for key, pending in self._outbox.items()
+            for (config_id, seq), attempts in pending.items()
+            if query.after is None or (key, config_id, seq) > query.after
+        )
+        found = []
+        for key, config_id, seq, attempts in owed[: query.limit]:
+            record = self._records[key]
+            (event,) = self._log(LogQuery(key, seq - 1, 1))
+            found.append(Pending(record, config_id, event, attempts))
+        return tuple(found)
 
     def _running(self, query: RunningQuery) -> tuple[TaskRecord, ...]:
         # A scan: asked once, when a server starts (and a memory store starts empty).
@@ -223,12 +245,17 @@ class MemoryTasks:
         so a task deleted by one write may be created anew by a later one."""
         if len(writes) == 1:
             (write,) = writes
+            if isinstance(write, Sent):
+                self._sent(write)
+                return True
             current = self._records.get(_task_id(write))
             if (current.version if current else 0) != write.expected:
                 return False
         else:
             versions: dict[str, int] = {}
             for write in writes:
+                if isinstance(write, Sent):
+                    continue
                 key = _task_id(write)
                 if key not in versions:
                     current = self._records.get(key)
@@ -239,8 +266,23 @@ class MemoryTasks:
         if not self._message_ids_free(writes):
             return False
         for write in writes:
-            self._apply(write)
+            if isinstance(write, Sent):
+                self._sent(write)
+            else:
+                self._apply(write)
         return True
+
+    def _sent(self, sent: Sent) -> None:
+        owed = self._outbox.get(sent.task_id)
+        key = (sent.config_id, sent.seq)
+        if owed is None or key not in owed:
+            return  # delivered already, or its task is gone
+        if sent.attempts is None:
+            del owed[key]
+            if not owed:
+                del self._outbox[sent.task_id]
+        else:
+            owed[key] = sent.attempts
 
     def _message_ids_free(self, writes: Sequence[Write]) -> bool:
         """Whether no Put claims a message id that another task (after the batch) holds.
@@ -271,8 +313,9 @@ class MemoryTasks:
         self._terminal = _SortedIndex()
         self._messages.clear()
         self._logs.clear()
+        self._outbox.clear()
 
-    def _apply(self, write: Write) -> None:
+    def _apply(self, write: Put | Delete) -> None:
         old = self._records.get(_task_id(write))
         match write:
             case Put(record=record, events=events):
@@ -294,6 +337,10 @@ class MemoryTasks:
                     # for more that a stored task would carry for as long as it is kept.
                     self._logs[record.id] = (*log, *added)
                 self._records[record.id] = record
+                if write.outbox:
+                    owed = self._outbox.setdefault(record.id, {})
+                    for config_id, seq in write.outbox:
+                        owed.setdefault((config_id, seq), 0)
                 if old is None or _index_key(old) != _index_key(record):
                     if old is not None:
                         self._unindex(old)
@@ -305,6 +352,7 @@ class MemoryTasks:
                     self._release(old)
                 self._records.pop(task_id, None)
                 self._logs.pop(task_id, None)
+                self._outbox.pop(task_id, None)
 
     def _index(self, record: TaskRecord) -> None:
         key = (record.updated_at, record.id)
@@ -441,5 +489,5 @@ def _added_messages(old: TaskRecord | None, record: TaskRecord) -> Sequence[tupl
     return record.messages[before:]
 
 
-def _task_id(write: Write) -> str:
+def _task_id(write: Put | Delete) -> str:
     return write.record.id if isinstance(write, Put) else write.task_id

@@ -33,7 +33,9 @@ action                    the transport…
 :class:`StreamOpened`     sends the head and first frames of a stream
 :class:`Frames`           sends more of a stream (then :meth:`~Server.frames_sent`, if the
                           server was made with a ``stream_window``)
-:class:`Notify`           delivers a push notification
+:class:`Notify`           delivers a push notification, then reports it with
+                          :meth:`~Server.notified` (each failed attempt it retries with
+                          :meth:`~Server.notify_failed`), which keeps the store's outbox
 :class:`OutputTaken`      lets the run that produced that output go on (or not)
 :class:`Problem`          logs it
 ========================  ==================================================================
@@ -44,7 +46,9 @@ them: every answer is then among the actions of the call that caused it.
 
 Rules for transports: call the server from one thread at a time (it is not thread-safe), take
 the actions after every call, and after every call look at :meth:`Server.next_deadline` again:
-when it comes, call :meth:`Server.tick`.
+when it comes, call :meth:`Server.tick`. Tick once at start, too: the first tick settles what
+the process before this one left in the store (tasks that expired meanwhile, tasks whose runs
+died with it, push notifications it still owed).
 """
 
 import itertools
@@ -72,7 +76,18 @@ from ._errors import InternalError
 from ._http import Dispatch, HttpRequest, HttpResponse
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Tick, World
 from ._records import TaskRecord
-from ._storage import LoggedEvent, Put, Reads, RunningQuery, Snapshot, SyncStore, Write
+from ._storage import (
+    LoggedEvent,
+    OutboxQuery,
+    Pending,
+    Put,
+    Reads,
+    RunningQuery,
+    Sent,
+    Snapshot,
+    SyncStore,
+    Write,
+)
 from ._streams import Advance, FollowTask, StreamCursor, advance, log_page, open_cursor, release
 
 __all__ = [
@@ -224,6 +239,16 @@ class _LogRead:
 
 
 @attrs.frozen
+class _Owed:
+    """Read a batch of the push notifications the store still owes."""
+
+
+@attrs.frozen
+class _Note:
+    """Record a notification's fate in the outbox (nobody waits on it)."""
+
+
+@attrs.frozen
 class _Recover:
     """Read a batch of the tasks whose runs a restart left counting."""
 
@@ -262,7 +287,7 @@ class Server:
         self._new_id = new_id or _counter_ids()
         self._numbers = itertools.count(1)
         self._ops = itertools.count(1)
-        self._jobs: dict[int, _Job | _LogRead | _Verify | _Recover] = {}
+        self._jobs: dict[int, _Job | _LogRead | _Verify | _Recover | _Owed | _Note] = {}
         self._pending: dict[int, Read | Commit] = {}
         self._waiters: dict[str, list[_Waiter]] = {}
         self._exchanges: dict[int, _Waiter] = {}
@@ -279,6 +304,10 @@ class Server:
         # whose runs the server before this one left counting.
         self._swept = False
         self._recovered = self._recovering = False
+        # And it delivers what the outbox still owes; the owed notifications handed out since
+        # are kept here until their end is reported, so that none is handed out twice.
+        self._outboxed = self._reading_outbox = not core.config.push_notifications
+        self._owed: set[tuple[str, str, int]] = set()
         self._closing = False
         #: How many times a stream fell a whole window behind (and read on from the log).
         self.stalls = 0
@@ -343,6 +372,9 @@ class Server:
         harmless): expired tasks go, and streamed sends whose agent has not spoken yet get
         their task. A transport ticks once when it starts, too, so that what expired while no
         server ran is swept."""
+        if not self._outboxed and not self._reading_outbox:
+            self._reading_outbox = True
+            self._read_outbox(None, now)
         if not self._recovered and not self._recovering:
             self._recovering = True
             self._read_running("", now)
@@ -356,6 +388,21 @@ class Server:
             due = follower.cursor.release_at
             if due is not None and due <= now:
                 self._deliver(follower, release(follower.cursor, now), now)
+        self._settle(now)
+
+    def notified(self, task_id: str, config_id: str, seq: int, now: datetime) -> None:
+        """The :class:`Notify` of event ``seq`` was delivered, or given up on for good: it
+        leaves the outbox."""
+        self._owed.discard((task_id, config_id, seq))
+        self._note(Sent(task_id, config_id, seq), now)
+        self._settle(now)
+
+    def notify_failed(
+        self, task_id: str, config_id: str, seq: int, attempts: int, now: datetime
+    ) -> None:
+        """An attempt at that :class:`Notify` failed, ``attempts`` in all, and it will be
+        tried again: the count is kept, so that a restart goes on from it."""
+        self._note(Sent(task_id, config_id, seq, attempts), now)
         self._settle(now)
 
     def client_left(self, exchange: int) -> None:
@@ -520,6 +567,9 @@ class Server:
             case _Recover():
                 del self._jobs[op]
                 self._settle_orphans(snapshot.running, now)
+            case _Owed():
+                del self._jobs[op]
+                self._deliver_owed(snapshot.outbox, now)
             case _Verify():
                 del self._jobs[op]
                 self._verified(job, snapshot.task)
@@ -528,6 +578,9 @@ class Server:
         if self._pending.pop(op, None) is None:
             return
         job = self._jobs[op]
+        if isinstance(job, _Note):
+            del self._jobs[op]  # an outbox write checks no version: it cannot conflict
+            return
         assert isinstance(job, _Job)
         if ok:
             del self._jobs[op]
@@ -564,6 +617,12 @@ class Server:
             case _Job(input=AgentDone(task_id=task_id, run=run)):
                 self._act(Problem(f"the end of run {run} of task {task_id} was lost: {why}"))
                 self._end_run(task_id, run)
+            case _Owed():
+                self._act(Problem(f"the push outbox could not be read ({why}); retrying"))
+                self._reading_outbox = False
+                self._wake_by(now + TICK_RETRY)
+            case _Note():
+                self._act(Problem(f"a push notification's end was not recorded ({why})"))
             case _Recover():
                 self._act(Problem(f"the runs a restart left could not be read ({why}); retrying"))
                 self._recovering = False
@@ -604,12 +663,45 @@ class Server:
                 case StopRun(task_id=task_id, run=run):
                     self._end_run(task_id, run)
                     self._act(effect)
-                case Push():
-                    self._act(self.core.notification(effect))
+                case Push(task_id=task_id, config=config, event=event):
+                    owed = (task_id, config.id, event.seq)
+                    if owed not in self._owed:
+                        self._owed.add(owed)
+                        self._act(self.core.notification(effect))
                 case Publish(record=record, events=events, settled=settled):
                     self._publish(record, events, settled, now)
                 case _:
                     assert_never(effect)
+
+    def _read_outbox(self, after: tuple[str, str, int] | None, now: datetime) -> None:
+        op = next(self._ops)
+        self._jobs[op] = _Owed()
+        self._store(op, Read(op, Reads(outbox=OutboxQuery(RECOVER_BATCH, after))))
+
+    def _deliver_owed(self, owed: tuple[Pending, ...], now: datetime) -> None:
+        """Hand out again what the server before this one left undelivered (at least once:
+        a receiver may see a notification twice, with the same ``X-A2A-Notification-Id``)."""
+        for pending in owed:
+            record, event = pending.record, pending.event
+            config = next((c for c in record.push_configs if c.id == pending.config_id), None)
+            if config is None:  # the config was deleted since: nothing is owed to anyone
+                self._note(Sent(record.id, pending.config_id, event.seq), now)
+                continue
+            key = (record.id, config.id, event.seq)
+            if key not in self._owed:
+                self._owed.add(key)
+                push = Push(record.id, config, event)
+                self._act(self.core.notification(push, pending.attempts))
+        if len(owed) == RECOVER_BATCH:
+            last = owed[-1]
+            self._read_outbox((last.record.id, last.config_id, last.event.seq), now)
+        else:
+            self._outboxed, self._reading_outbox = True, False
+
+    def _note(self, sent: Sent, now: datetime) -> None:
+        op = next(self._ops)
+        self._jobs[op] = _Note()
+        self._store(op, Commit(op, (sent,)))
 
     def _read_running(self, after: str, now: datetime) -> None:
         op = next(self._ops)

@@ -29,10 +29,13 @@ __all__ = [
     "LogQuery",
     "LoggedEvent",
     "MessageKey",
+    "OutboxQuery",
     "Page",
+    "Pending",
     "Put",
     "Reads",
     "RunningQuery",
+    "Sent",
     "Snapshot",
     "SyncStore",
     "Write",
@@ -135,6 +138,27 @@ class RunningQuery:
 
 
 @attrs.frozen
+class OutboxQuery:
+    """Push notifications not yet delivered, in order of (store key, config id, event number),
+    after ``after`` in that order, at most ``limit`` of them: what a server that restarts
+    delivers first, since the process before it may have died with them queued."""
+
+    limit: int
+    after: tuple[str, str, int] | None = None
+
+
+@attrs.frozen
+class Pending:
+    """One undelivered notification: event ``event`` of ``record``'s task, for its push config
+    ``config_id``, after ``attempts`` failed attempts."""
+
+    record: TaskRecord
+    config_id: str
+    event: LoggedEvent
+    attempts: int = 0
+
+
+@attrs.frozen
 class Reads:
     """What a decision needs from the store."""
 
@@ -148,6 +172,7 @@ class Reads:
     expiry: ExpiryQuery | None = None
     log: LogQuery | None = None
     running: RunningQuery | None = None
+    outbox: OutboxQuery | None = None
 
 
 @attrs.frozen
@@ -183,6 +208,8 @@ class Snapshot:
     log: tuple[LoggedEvent, ...] = ()
     #: For :class:`RunningQuery`: those tasks, in the order of their keys.
     running: tuple[TaskRecord, ...] = ()
+    #: For :class:`OutboxQuery`: those notifications, in its order.
+    outbox: tuple[Pending, ...] = ()
 
 
 @attrs.frozen
@@ -195,12 +222,15 @@ class Put:
     from starting two runs. A task's messages only grow: ``record.messages`` holds the stored
     version's and then any new ones, so a store need look only at those past the stored count
     (and a long conversation's next turn costs it no more than the first). ``events`` are
-    appended to the task's log in the same commit.
+    appended to the task's log in the same commit, and ``outbox`` (push config id, event
+    number) pairs recorded as notifications to deliver, so that a notification is owed exactly
+    when its event is stored: a crash between the two cannot lose one.
     """
 
     record: TaskRecord
     expected: int
     events: tuple[LoggedEvent, ...] = ()
+    outbox: tuple[tuple[str, int], ...] = ()
 
 
 @attrs.frozen
@@ -211,7 +241,19 @@ class Delete:
     expected: int
 
 
-Write = Put | Delete
+@attrs.frozen
+class Sent:
+    """A notification's fate: delivered or given up on (``attempts`` is ``None``: it leaves the
+    outbox), or failed ``attempts`` times so far (it stays, to be tried again, after a restart
+    too). Checked against no version: it changes no task, and a missing one is no error."""
+
+    task_id: str
+    config_id: str
+    seq: int
+    attempts: int | None = None
+
+
+Write = Put | Delete | Sent
 
 
 # --- the store itself, as the two kinds of transport see it -------------------------------------
@@ -245,7 +287,7 @@ class AsyncStore(Protocol):
     ``tests/a2a_adapters/stores`` holds each one to that).
 
     A store whose calls never wait (the memory store) may also offer itself as a
-    :class:`SyncStore` in a ``synchronous`` attribute: a transport then hands that to the
+    :class:`SyncStore` in an ``inline`` attribute: a transport then hands that to the
     machine, which calls it inline and asks for no ``Read`` or ``Commit`` at all.
     """
 

@@ -2,10 +2,13 @@
 ``pytestmark = pytest.mark.usefixtures("adapter")``, or with ``module_adapter`` when its servers
 are module-scoped (one server per adapter, shared by every test of the module)."""
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
+from a2a_adapters import _serve
+from a2a_adapters.stores import SqliteStore
 from tests import servers
 
 
@@ -27,3 +30,28 @@ def adapter(request: pytest.FixtureRequest) -> Iterator[servers.Adapter]:
 def module_adapter(request: pytest.FixtureRequest) -> Iterator[servers.Adapter]:
     """The same, chosen once per module, for modules whose servers are module-scoped."""
     yield from _serving_on(request.param)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def default_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """With ``A2A_TEST_STORE=sqlite``, every engine a test builds without a store of its own
+    keeps its tasks in a fresh SQLite file instead of memory: the whole black-box suite then
+    runs on the durable store (``make test-sqlite``)."""
+    chosen = os.environ.get("A2A_TEST_STORE", "memory")
+    if chosen == "memory":
+        yield chosen
+        return
+    if chosen != "sqlite":
+        raise pytest.UsageError(f"A2A_TEST_STORE={chosen!r}: expected memory or sqlite")
+    opened: list[SqliteStore] = []
+
+    def fresh() -> SqliteStore:
+        store = SqliteStore(tmp_path_factory.mktemp("store") / "tasks.db")
+        opened.append(store)
+        return store
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_serve, "MemoryStore", fresh)
+        yield chosen
+    for store in opened:
+        store.close()

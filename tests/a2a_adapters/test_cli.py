@@ -577,11 +577,15 @@ def _make_serve(*variables: str) -> list[str]:
     return command.split(" -m a2a_adapters serve ")[1].split()
 
 
-def test_make_serve_gives_the_echo_card_to_the_echo_agent_only() -> None:
-    assert _make_serve()[:3] == ["examples.echo:agent", "--card", "examples.echo:card"]
+def test_make_serve_gives_the_echo_card_to_the_echo_agent_only(tmp_path: Path) -> None:
+    default = _make_serve()
+    assert default[:3] == ["examples.echo:agent", "--card", "examples.echo:card"]
+    assert default[-2:] == ["--store", "sqlite:a2a-tasks.db"]  # durable, in the checkout
     given = _make_serve("AGENT=examples.multi_turn:agent", "CARD=examples.multi_turn:card")
     assert given[:3] == ["examples.multi_turn:agent", "--card", "examples.multi_turn:card"]
-    args = _make_serve("AGENT=examples.skills:agents", "PORT=0")
+    # (A file of this test's own: the checkout's may hold tasks of other runs.)
+    store = f"STORE=sqlite:{tmp_path / 'tasks.db'}"
+    args = _make_serve("AGENT=examples.skills:agents", "PORT=0", store)
     assert "--card" not in args
     with serving(args) as server:
         url = server.wait_for_url()

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from a2a_adapters import BearerTokens, PushSender
+from a2a_adapters.stores import SqliteStore
 from a2a_core import AgentContext, ArtifactChunk, Update, completed, text_artifact, working
 from tests.a2a_adapters.sse import Gate, read_stream, results
 from tests.a2a_adapters.support import (
@@ -369,3 +370,59 @@ def test_the_guard_applies_at_delivery_to_a_host_name(receiver: Receiver) -> Non
         time.sleep(0.1)
     assert asked == [("hooks.test", receiver.port)] * 2
     assert [d.path for d in receiver.deliveries() if d.path.startswith("/hidden")] == []
+
+
+# --- the outbox: what a server could not deliver, the next one on the same store does -------------
+
+
+def test_what_one_server_could_not_deliver_the_next_one_on_its_store_does(
+    receiver: Receiver, tmp_path: Any
+) -> None:
+    path = tmp_path / "tasks.db"
+    receiver.always("/outage", 503)  # the webhook is down while the first server runs
+    store = SqliteStore(path)
+    sender = fast_sender(max_attempts=50)
+    try:
+        with running_server(
+            three_steps,
+            push=sender,
+            push_allow_hosts=["127.0.0.1"],
+            store=store,
+            shutdown_grace=0.2,  # it stops while the webhook is still down
+        ) as url:
+            params = send_params("go")
+            params["configuration"] = {
+                "taskPushNotificationConfig": {"url": f"{receiver.url}/outage"}
+            }
+            task_id = result_of(rpc(url, "SendMessage", params))["task"]["id"]
+            deadline = time.monotonic() + 5
+            while len(receiver.deliveries("/outage")) < 4:  # every event tried at least once
+                assert time.monotonic() < deadline, receiver.deliveries("/outage")
+                time.sleep(0.01)
+    finally:
+        store.close()
+    refused = receiver.deliveries("/outage")
+    first_ids = {d.headers["x-a2a-notification-id"] for d in refused}
+    receiver.always("/outage", 200)  # the webhook is back; a new server opens the same file
+    store = SqliteStore(path)
+    try:
+        with running_server(
+            three_steps,
+            streaming=True,
+            push=fast_sender(max_attempts=50),  # its attempts go on counting from the first's
+            push_allow_hosts=["127.0.0.1"],
+            store=store,
+        ) as url:
+            wait_for_completion(receiver, "/outage")
+            log = log_payloads(url, task_id)
+    finally:
+        store.close()
+    delivered = [d for d in receiver.deliveries("/outage") if d not in refused]
+    # Every event, in order, as logged (the first server was still retrying the first, which
+    # held the rest back: one webhook's notifications keep their order), each under one id,
+    # the one it had before the restart for the event tried then.
+    assert bodies(delivered) == log
+    assert len(log) == 4
+    ids = [d.headers["x-a2a-notification-id"] for d in delivered]
+    assert len(set(ids)) == 4
+    assert first_ids == {ids[0]}

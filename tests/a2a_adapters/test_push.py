@@ -22,6 +22,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import anyio
+import attrs
 import httpx
 import pytest
 
@@ -249,6 +250,32 @@ async def test_gives_up_after_max_attempts_and_moves_on(receiver: Receiver) -> N
         await settle()
     assert seqs(receiver.deliveries("/down")) == [1, 1, 1]
     assert seqs(receiver.deliveries("/up")) == [2]
+
+
+@both_backends
+async def test_it_reports_each_retried_failure_and_every_end(receiver: Receiver) -> None:
+    """What the engine keeps the store's outbox by: a restart goes on from what is reported."""
+    reports: list[tuple[int, int | None]] = []
+
+    async def report(notified: Notify, attempts: int | None) -> None:
+        reports.append((notified.seq, attempts))
+
+    receiver.script("/flaky", 500, 503)
+    receiver.always("/down", 500)
+    sender = fast_sender(max_attempts=5)
+    sender.report = report
+    async with running(sender):
+        sender.send(notify(f"{receiver.url}/flaky", seq=1))  # fails twice, then delivered
+        # Owed from before a restart, with four attempts made: one more is all it gets.
+        resumed = attrs.evolve(notify(f"{receiver.url}/down", seq=7, config="c-2"), attempts=4)
+        sender.send(resumed)
+        await await_deliveries(receiver, 3, "/flaky")
+        await await_deliveries(receiver, 1, "/down")
+        await sender.drain()
+    assert [r for r in reports if r[0] == 1] == [(1, 1), (1, 2), (1, None)]
+    assert [r for r in reports if r[0] == 7] == [(7, None)]
+    assert len(receiver.deliveries("/down")) == 1
+    assert sender.given_up == 1
 
 
 async def test_backoff_doubles_and_is_capped(receiver: Receiver) -> None:

@@ -87,6 +87,7 @@ from a2a_core.store import (
     Page,
     Put,
     Reads,
+    Sent,
     Snapshot,
     TaskRecord,
     Write,
@@ -193,6 +194,8 @@ class FakeStore:
         deleted = {w.task_id for w in writes if isinstance(w, Delete)}
         versions = {key: record.version for key, record in self.records.items()}
         for write in writes:
+            if isinstance(write, Sent):
+                continue  # the outbox: no version, and no part of what decisions read here
             task_id = write.record.id if isinstance(write, Put) else write.task_id
             if versions.get(task_id, 0) != write.expected:
                 return False

@@ -922,6 +922,7 @@ def test_a_notification_carries_the_event_and_the_credentials() -> None:
         "content-type": "application/a2a+json",
         "authorization": "Bearer s3",
         "x-a2a-notification-token": "tok",
+        "x-a2a-notification-id": "t-1/p-1/3",  # the same on every attempt, restarts included
     }
     assert json.loads(notify.body)["statusUpdate"]["status"]["state"] == "TASK_STATE_WORKING"
     assert notify.guarded

@@ -128,6 +128,9 @@ EXPECTED: dict[str, set[str]] = {
         "view",
     },
     "a2a_core.store": {
+        "OutboxQuery",
+        "Pending",
+        "Sent",
         "RunningQuery",
         "RECORD_FORMAT",
         "dump_event",

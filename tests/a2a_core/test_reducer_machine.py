@@ -68,7 +68,7 @@ from a2a_core.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from a2a_core.store import Delete, Owner, Put, TaskRecord
+from a2a_core.store import Delete, Owner, Put, Sent, TaskRecord
 from a2a_core.transport import Caller, StartRun, StopRun
 
 from .support import Harness, make_core
@@ -147,6 +147,7 @@ class ReducerMachine(RuleBasedStateMachine):
         decision = self.harness.decide(inp)
         puts = [w for w in decision.writes if isinstance(w, Put)]
         for write in decision.writes:
+            assert not isinstance(write, Sent), "a decision never settles a notification"
             task_id = write.record.id if isinstance(write, Put) else write.task_id
             previous = before.get(task_id)
             assert write.expected == (previous.version if previous else 0)

@@ -26,6 +26,7 @@ from a2a_core.transport import (
     Commit,
     Frames,
     HttpRequest,
+    Notify,
     OutputTaken,
     Problem,
     Read,
@@ -434,6 +435,53 @@ def test_a_restart_fails_the_tasks_whose_runs_it_left_behind(monkeypatch: Any) -
     after.server.tick(after.now)
     assert not after.take()
     assert not after.pending
+
+
+def pushes(board: Board) -> list[Notify]:
+    return [a for a in board.seen if isinstance(a, Notify)]
+
+
+def test_a_restart_delivers_what_the_outbox_still_owes_once_each() -> None:
+    before = Board(push_notifications=True)
+    send(before, returnImmediately=True)
+    before.settle()
+    task_id = before.run_of().task_id
+    hook = {"taskId": task_id, "url": "https://hooks.example.com/a2a"}
+    made = before.receive(rpc("CreateTaskPushNotificationConfig", hook))
+    before.settle()
+    config_id = before.answer(made)["result"]["id"]
+    start = before.run_of()
+    before.server.agent_output(start.task_id, start.run, working("one"), before.now)
+    before.server.agent_output(start.task_id, start.run, working("two"), before.now)
+    before.settle()
+    sent = pushes(before)
+    assert [n.seq for n in sent] == [2, 3]
+    # The first is delivered; the second failed twice and the process died before it was.
+    before.server.notified(task_id, config_id, 2, before.now)
+    before.server.notify_failed(task_id, config_id, 3, 2, before.now)
+    before.settle()
+
+    after = restarted(before)
+    after.server = Server(Core(CoreConfig(card=CARD, push_notifications=True, streaming=True)))
+    after.server.tick(after.now)
+    after.settle()
+    again = pushes(after)
+    # Owed again: the one still owed, with its attempts, and the failure the restart recorded
+    # (the run it left was working), once each.
+    assert [(n.seq, n.attempts) for n in again] == [(3, 2), (4, 0)]
+    assert (
+        dict(again[0].headers)["x-a2a-notification-id"]
+        == dict(sent[1].headers)["x-a2a-notification-id"]
+    )
+    assert again[0].body == sent[1].body
+    for notify in again:
+        after.server.notified(notify.task_id, notify.config_id, notify.seq, after.now)
+    after.settle()
+    last = restarted(after)
+    last.server = Server(Core(CoreConfig(card=CARD, push_notifications=True, streaming=True)))
+    last.server.tick(last.now)
+    last.settle()
+    assert pushes(last) == []  # nothing more is owed
 
 
 def test_shutdown_ends_streams_and_fails_runs_that_would_start() -> None:

@@ -19,7 +19,7 @@ class MemoryStore:
         self._tasks = MemoryTasks()
 
     @property
-    def synchronous(self) -> SyncStore | None:
+    def inline(self) -> SyncStore | None:
         """The store itself, to be called without awaiting: none of its calls waits for
         anything, so the engine lets the core's machine call it inline. ``None`` for a subclass
         that changes ``read`` or ``commit``: what it added is awaited like any store's."""

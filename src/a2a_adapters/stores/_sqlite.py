@@ -39,10 +39,13 @@ from a2a_core.store import (
     ListQuery,
     LoggedEvent,
     LogQuery,
+    OutboxQuery,
     Page,
+    Pending,
     Put,
     Reads,
     RunningQuery,
+    Sent,
     Snapshot,
     TaskRecord,
     Write,
@@ -57,7 +60,7 @@ __all__ = ["SCHEMA_VERSION", "SqliteStore", "StoreUnavailable"]
 T = TypeVar("T")
 
 #: The schema this release writes (``PRAGMA user_version``).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Each schema version's steps from the one before (version 1: from an empty file).
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -95,6 +98,16 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             PRIMARY KEY (principal, tenant, message_id)
         ) STRICT, WITHOUT ROWID""",
         "CREATE INDEX message_ids_by_task ON message_ids (key)",
+    ),
+    # The push outbox: a notification is owed from the commit of its event until delivered.
+    2: (
+        """CREATE TABLE outbox (
+            key TEXT NOT NULL,
+            config_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (key, config_id, seq)
+        ) STRICT, WITHOUT ROWID""",
     ),
 }
 
@@ -199,7 +212,8 @@ class SqliteStore:
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
 
     @property
@@ -266,8 +280,10 @@ class SqliteStore:
                 expired = _expired(db, reads.expiry) if reads.expiry is not None else None
                 log = _log(db, reads.log) if reads.log is not None else ()
                 running = _running(db, reads.running) if reads.running is not None else ()
+                outbox = _owed(db, reads.outbox) if reads.outbox is not None else ()
             finally:
-                db.execute("COMMIT")
+                if db.in_transaction:
+                    db.execute("COMMIT")
         return Snapshot(
             task=task,
             named=named,
@@ -276,6 +292,7 @@ class SqliteStore:
             expired=expired,
             log=log,
             running=running,
+            outbox=outbox,
         )
 
     @staticmethod
@@ -291,10 +308,13 @@ class SqliteStore:
             db.execute("BEGIN IMMEDIATE")
             try:
                 done = _apply(db, writes)
+                db.execute("COMMIT" if done else "ROLLBACK")
             except BaseException:
-                db.execute("ROLLBACK")
+                # SQLite rolls back by itself on some errors (a full disk): roll back only what
+                # is still open, so that the error that matters is the one raised.
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT" if done else "ROLLBACK")
             return done
 
 
@@ -343,6 +363,26 @@ def _expired(db: sqlite3.Connection, query: ExpiryQuery) -> Expired:
     return Expired(tuple(found), None)
 
 
+def _owed(db: sqlite3.Connection, query: OutboxQuery) -> tuple[Pending, ...]:
+    after = query.after or ("", "", 0)
+    rows = db.execute(
+        "SELECT o.key, o.config_id, o.seq, o.attempts, t.record, e.event FROM outbox o "
+        "JOIN tasks t ON t.key = o.key JOIN events e ON e.key = o.key AND e.seq = o.seq "
+        "WHERE (o.key, o.config_id, o.seq) > (?, ?, ?) ORDER BY o.key, o.config_id, o.seq "
+        "LIMIT ?",
+        (*after, query.limit),
+    )
+    records: dict[str, TaskRecord] = {}
+    found = []
+    for key, config_id, seq, attempts, record, event in rows:
+        if key not in records:
+            records[key] = load_record(record)
+        found.append(
+            Pending(records[key], config_id, LoggedEvent(seq, load_event(event)), attempts)
+        )
+    return tuple(found)
+
+
 def _running(db: sqlite3.Connection, query: RunningQuery) -> tuple[TaskRecord, ...]:
     rows = db.execute(
         "SELECT record FROM tasks WHERE running = 1 AND key > ? ORDER BY key LIMIT ?",
@@ -359,6 +399,13 @@ def _log(db: sqlite3.Connection, query: LogQuery) -> tuple[LoggedEvent, ...]:
     return tuple(LoggedEvent(seq, load_event(event)) for seq, event in rows)
 
 
+#: What deleting a task removes: the task, its log, its message ids, what it still owed.
+_FORGET = tuple(
+    f"DELETE FROM {table} WHERE key = ?"  # noqa: S608  our table names, no input
+    for table in ("tasks", "events", "message_ids", "outbox")
+)
+
+
 def _apply(db: sqlite3.Connection, writes: Sequence[Write]) -> bool:
     """Check then apply ``writes`` inside the caller's transaction; ``False`` on a conflict
     (the caller rolls back). Versions are checked in order, as the memory store does."""
@@ -367,25 +414,28 @@ def _apply(db: sqlite3.Connection, writes: Sequence[Write]) -> bool:
     claimed: dict[tuple[str, str, str], str] = {}
     added: dict[int, Sequence[tuple[str, str]]] = {}  # a Put's index -> the ids it adds
     for index, write in enumerate(writes):
-        key = write.record.id if isinstance(write, Put) else write.task_id
+        if isinstance(write, Sent):
+            continue  # no version to check: it changes no task
+        change: Put | Delete = write
+        key = change.record.id if isinstance(change, Put) else change.task_id
         if key not in stored:
             row = db.execute(
                 "SELECT version, messages, seq FROM tasks WHERE key = ?", (key,)
             ).fetchone()
             stored[key] = (row[0], row[1], row[2]) if row else (0, 0, 0)
         version, held, seq = stored[key]
-        if version != write.expected:
+        if version != change.expected:
             return False
-        if isinstance(write, Delete):
+        if isinstance(change, Delete):
             deleted.add(key)
             stored[key] = (0, 0, 0)
             continue
-        record = write.record
-        if record.version != write.expected + 1:
+        record = change.record
+        if record.version != change.expected + 1:
             raise UsageError("a Put must advance the version by exactly one")
         if len(record.messages) < held:
             raise UsageError("a Put must keep the task's message ids, adding any after")
-        if write.events and write.events[0].seq != seq + 1:
+        if change.events and change.events[0].seq != seq + 1:
             raise UsageError("logged events must continue the task's log without a gap")
         owner = record.owner
         added[index] = record.messages[held:]
@@ -400,9 +450,17 @@ def _apply(db: sqlite3.Connection, writes: Sequence[Write]) -> bool:
         stored[key] = (record.version, len(record.messages), record.seq)
     for index, write in enumerate(writes):
         if isinstance(write, Delete):
-            db.execute("DELETE FROM tasks WHERE key = ?", (write.task_id,))
-            db.execute("DELETE FROM events WHERE key = ?", (write.task_id,))
-            db.execute("DELETE FROM message_ids WHERE key = ?", (write.task_id,))
+            for forget in _FORGET:
+                db.execute(forget, (write.task_id,))
+        elif isinstance(write, Sent):
+            which = (write.task_id, write.config_id, write.seq)
+            if write.attempts is None:
+                db.execute("DELETE FROM outbox WHERE key = ? AND config_id = ? AND seq = ?", which)
+            else:
+                db.execute(
+                    "UPDATE outbox SET attempts = ? WHERE key = ? AND config_id = ? AND seq = ?",
+                    (write.attempts, *which),
+                )
         else:
             _put(db, write, added[index])
     return True
@@ -439,6 +497,11 @@ def _put(db: sqlite3.Connection, write: Put, added: Sequence[tuple[str, str]]) -
         db.executemany(
             "INSERT INTO events (key, seq, event) VALUES (?, ?, ?)",
             [(key, logged.seq, dump_event(logged.event)) for logged in write.events],
+        )
+    if write.outbox:
+        db.executemany(
+            "INSERT OR IGNORE INTO outbox (key, config_id, seq) VALUES (?, ?, ?)",
+            [(key, config_id, seq) for config_id, seq in write.outbox],
         )
     db.executemany(
         "INSERT OR REPLACE INTO message_ids (principal, tenant, message_id, key) "

@@ -372,8 +372,10 @@ class Driver:
                         following.ended = ended
                         if ended:
                             del self._exchanges[number]
-                case Notify():
+                case Notify(task_id=task_id, config_id=config_id, seq=seq):
                     self.pushes.append(action)
+                    # Kept in ``pushes`` for the test: as far as the server knows, delivered.
+                    self.server.notified(task_id, config_id, seq, self.now)
                 case OutputTaken(task_id=task_id, run=run, counts=counts):
                     self._taken[task_id, run] = counts
                 case Problem(message=message):

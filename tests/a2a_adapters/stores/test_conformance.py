@@ -27,10 +27,12 @@ from a2a_core.store import (
     LoggedEvent,
     LogQuery,
     MessageKey,
+    OutboxQuery,
     Owner,
     Put,
     Reads,
     RunningQuery,
+    Sent,
     Snapshot,
     TaskRecord,
 )
@@ -446,7 +448,7 @@ def test_expiry_finds_the_oldest_terminal_tasks_up_to_the_cutoff(store: AsyncSto
 
 def test_the_memory_store_is_offered_inline_unless_a_subclass_changes_what_it_does() -> None:
     store = MemoryStore()
-    inline = store.synchronous
+    inline = store.inline
     assert inline is not None
     assert inline.commit([Put(record("t-1"), 0)])
     assert run(get(store, "t-1")) is not None  # one store, seen both ways
@@ -455,7 +457,7 @@ def test_the_memory_store_is_offered_inline_unless_a_subclass_changes_what_it_do
         async def read(self, reads: Reads) -> Snapshot:
             return await super().read(reads)
 
-    assert Audited().synchronous is None  # its read must be awaited, or it would be skipped
+    assert Audited().inline is None  # its read must be awaited, or it would be skipped
 
 
 # --- recovery: the tasks whose runs a restart left counting ---------------------------------------
@@ -474,5 +476,38 @@ def test_running_tasks_are_found_by_key_in_batches(store: AsyncStore) -> None:
         assert await store.commit([Put(done, 1)])
         again = await store.read(Reads(running=RunningQuery(limit=10)))
         assert [r.id for r in again.running] == ["t0", "t2"]
+
+    run(scenario())
+
+
+# --- the push outbox: notifications owed from the commit of their event until delivered ----------
+
+
+def test_the_outbox_keeps_what_is_owed_until_its_end_is_recorded(store: AsyncStore) -> None:
+    async def scenario() -> None:
+        first = record("t1")
+        created = (LoggedEvent(1, first.task), LoggedEvent(2, first.task))
+        assert await store.commit(
+            [Put(attrs.evolve(first, seq=2), 0, created, (("c", 1), ("c", 2), ("d", 1)))]
+        )
+        assert await store.commit([Put(attrs.evolve(record("t0"), seq=0), 0)])  # owes nothing
+        owed = (await store.read(Reads(outbox=OutboxQuery(limit=10)))).outbox
+        assert [(p.record.id, p.config_id, p.event.seq, p.attempts) for p in owed] == [
+            ("t1", "c", 1, 0),
+            ("t1", "c", 2, 0),
+            ("t1", "d", 1, 0),
+        ]
+        assert owed[1].event == created[1]
+        after = (await store.read(Reads(outbox=OutboxQuery(2, ("t1", "c", 2))))).outbox
+        assert [(p.config_id, p.event.seq) for p in after] == [("d", 1)]
+        # A failed attempt is counted; a delivery (or a give-up) ends it; both always apply.
+        assert await store.commit([Sent("t1", "c", 1, attempts=3), Sent("t1", "d", 1)])
+        assert await store.commit([Sent("t1", "d", 1), Sent("nope", "x", 9)])
+        owed = (await store.read(Reads(outbox=OutboxQuery(limit=10)))).outbox
+        assert [(p.config_id, p.event.seq, p.attempts) for p in owed] == [("c", 1, 3), ("c", 2, 0)]
+        # A task's notifications go with it.
+        done = bump(attrs.evolve(first, seq=2), state=TaskState.COMPLETED)
+        assert await store.commit([Put(done, 1), Delete("t1", 2)])
+        assert (await store.read(Reads(outbox=OutboxQuery(limit=10)))).outbox == ()
 
     run(scenario())

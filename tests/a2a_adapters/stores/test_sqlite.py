@@ -1,0 +1,211 @@
+"""The SQLite store's own promises: a file that survives reopening, versioned and migrated, one
+server at a time, races decided by version, and nothing half-written when a commit fails.
+
+The contract every store keeps is ``test_conformance.py`` (which runs this store too); this is
+what only a store on disk can get wrong.
+"""
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+
+import attrs
+import pytest
+
+from a2a_adapters.stores import SCHEMA_VERSION, SqliteStore, StoreUnavailable, open_store
+from a2a_core import TaskState
+from a2a_core.errors import UsageError
+from a2a_core.store import (
+    LoggedEvent,
+    LogQuery,
+    MessageKey,
+    OutboxQuery,
+    Put,
+    Reads,
+    Sent,
+)
+
+from .test_conformance import ALICE, bump, record, run
+
+
+def filled(path: Path) -> None:
+    """A store at ``path`` holding one task with an event log, a message id and an outbox."""
+    store = SqliteStore(path)
+    first = attrs.evolve(record("t1"), seq=2, messages=(("m-1", "f"),))
+    events = (LoggedEvent(1, first.task), LoggedEvent(2, first.task))
+    assert run(store.commit([Put(first, 0, events, (("c", 2),))]))
+    store.close()
+
+
+def test_everything_survives_reopening(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    filled(path)
+    store = SqliteStore(path)
+    try:
+        found = run(store.read(Reads(task_id="t1", message=MessageKey(ALICE, "m-1"))))
+        assert found.task is not None
+        assert found.task == found.by_message
+        assert found.task.messages == (("m-1", "f"),)
+        log = run(store.read(Reads(log=LogQuery("t1", 0)))).log
+        assert [e.seq for e in log] == [1, 2]
+        owed = run(store.read(Reads(outbox=OutboxQuery(10)))).outbox
+        assert [(p.config_id, p.event.seq) for p in owed] == [("c", 2)]
+        assert store.schema_version == SCHEMA_VERSION
+    finally:
+        store.close()
+
+
+def test_an_older_file_is_migrated_and_keeps_its_tasks(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    filled(path)
+    # What version 1 of the schema was: no outbox.
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE outbox")
+        db.execute("PRAGMA user_version = 1")
+    store = SqliteStore(path)
+    try:
+        assert store.schema_version == SCHEMA_VERSION == 2
+        assert run(store.read(Reads(task_id="t1"))).task is not None
+        later = bump(attrs.evolve(record("t1"), seq=2, messages=(("m-1", "f"),)))
+        later = attrs.evolve(later, seq=3)
+        event = LoggedEvent(3, later.task)
+        assert run(store.commit([Put(later, 1, (event,), (("c", 3),))]))
+        owed = run(store.read(Reads(outbox=OutboxQuery(10)))).outbox
+        assert [p.event.seq for p in owed] == [3]
+    finally:
+        store.close()
+
+
+def test_a_newer_file_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    filled(path)
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA user_version = 99")
+    before = path.read_bytes()
+    with pytest.raises(StoreUnavailable, match="schema version 99, newer than this release's"):
+        SqliteStore(path)
+    assert path.read_bytes() == before
+    SqliteStore(tmp_path / "other.db").close()  # the refusal held no lock of its own
+
+
+def test_a_file_that_is_not_a_task_store_is_refused(tmp_path: Path) -> None:
+    foreign = tmp_path / "app.db"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE users (name TEXT)")
+    with pytest.raises(StoreUnavailable, match="not a task store"):
+        SqliteStore(foreign)
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is no database, just bytes " * 64)
+    with pytest.raises(StoreUnavailable, match="cannot use the task store"):
+        SqliteStore(garbage)
+    assert garbage.read_bytes() == b"this is no database, just bytes " * 64
+
+
+def test_one_server_at_a_time_owns_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    first = SqliteStore(path)
+    with pytest.raises(StoreUnavailable, match="in use by another server"):
+        SqliteStore(path)
+    first.close()
+    SqliteStore(path).close()  # released on close (and by the kernel if the process dies)
+
+
+def test_store_urls(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:{tmp_path}/a.db?synchronous=normal")
+    assert isinstance(store, SqliteStore)
+    assert store.synchronous == "NORMAL"
+    store.close()
+    absolute = open_store(f"sqlite://{tmp_path}/b.db")
+    assert isinstance(absolute, SqliteStore)
+    assert absolute.path == tmp_path / "b.db"
+    absolute.close()
+    with pytest.raises(ValueError, match="expected memory, or sqlite:PATH"):
+        open_store("postgres://localhost/db")
+    with pytest.raises(ValueError, match="unknown option 'mode'"):
+        open_store(f"sqlite:{tmp_path}/c.db?mode=ro")
+    with pytest.raises(StoreUnavailable, match="synchronous='sometimes'"):
+        open_store(f"sqlite:{tmp_path}/d.db?synchronous=sometimes")
+    with pytest.raises(StoreUnavailable, match="no directory"):
+        open_store(f"sqlite:{tmp_path}/missing/e.db")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_writers_racing_on_one_task_decide_by_version(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "tasks.db")
+    try:
+        assert run(store.commit([Put(record("t1"), 0)]))
+        results: list[bool] = []
+        start = threading.Barrier(8)
+
+        def write(n: int) -> None:
+            start.wait()
+            # Each writer read version 1 and decided its own next version.
+            moved = bump(record("t1"), at=n)
+            results.append(store._commit([Put(moved, 1)]))
+
+        threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert sorted(results) == [False] * 7 + [True]
+        found = run(store.read(Reads(task_id="t1"))).task
+        assert found is not None
+        assert found.version == 2
+    finally:
+        store.close()
+
+
+def test_a_commit_that_fails_part_way_leaves_nothing_of_itself(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "tasks.db")
+    try:
+        good = Put(record("t1"), 0)
+        gap = Put(attrs.evolve(record("t2"), seq=5), 0, (LoggedEvent(5, record("t2").task),))
+        with pytest.raises(UsageError, match="without a gap"):
+            run(store.commit([good, gap]))
+        assert run(store.read(Reads(task_id="t1"))).task is None
+        assert run(store.commit([good]))  # and the store goes on
+    finally:
+        store.close()
+
+
+def test_a_full_disk_is_an_error_for_that_commit_and_tears_nothing(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "tasks.db")
+    try:
+        assert run(store.commit([Put(record("t1"), 0)]))
+        pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+        store._db.execute(f"PRAGMA max_page_count = {pages}")  # the disk is now full
+        big = attrs.evolve(bump(record("t1")), skill_id="x" * 200_000)
+        with pytest.raises(sqlite3.OperationalError, match="full"):
+            run(store.commit([Put(big, 1), Sent("t1", "c", 1)]))
+        found = run(store.read(Reads(task_id="t1"))).task
+        assert found is not None
+        assert found.version == 1  # the old version, whole
+        store._db.execute("PRAGMA max_page_count = 1073741823")
+        assert run(store.commit([Put(big, 1)]))
+    finally:
+        store.close()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only files")
+def test_a_file_it_cannot_write_is_refused_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    filled(path)
+    path.chmod(0o444)
+    with pytest.raises(StoreUnavailable, match="cannot use the task store"):
+        SqliteStore(path)
+
+
+def test_a_terminal_task_is_found_by_the_expiry_index(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "tasks.db")
+    try:
+        done = record("t1", state=TaskState.COMPLETED)
+        assert run(store.commit([Put(done, 0)]))
+        plan = store._db.execute(
+            "EXPLAIN QUERY PLAN SELECT updated_at, record FROM tasks WHERE terminal = 1 "
+            "ORDER BY updated_at, key LIMIT 5"
+        ).fetchall()
+        assert any("tasks_terminal" in str(row) for row in plan), plan
+    finally:
+        store.close()
