@@ -5,7 +5,8 @@
 #                the agent itself), keeping its tasks in the SQLite file a2a-tasks.db (STORE=URL
 #                keeps them elsewhere: STORE=memory, STORE=sqlite:/path/to/file.db)
 #   make test    install with the dev tools into .venv, then run lint, type checks and the whole
-#                test suite, failing under the branch coverage of a2a_core that pyproject.toml sets
+#                test suite, failing under the branch coverage of a2a_core that pyproject.toml sets,
+#                then the black-box suites again on the SQLite store
 # and, when wanted, make bench: ours against the official a2a-sdk (about five minutes), and
 # make fuzz: the hostile fuzz tests at volume (FUZZ=N requests per dialect; about ten minutes).
 PYTHON ?= python3
@@ -50,8 +51,11 @@ lint: $(DEV_STAMP)
 	$(BIN)/mypy
 
 # --cov measures a2a_core (the source of [tool.coverage.run]) and fails under its fail_under.
+# Then the black-box suites again with every engine on a SQLite file (test-sqlite): the durable
+# default must behave as memory does.
 test: lint
 	$(BIN)/python -m pytest --cov
+	$(MAKE) --no-print-directory test-sqlite
 
 docs: $(DEV_STAMP)
 	$(BIN)/python docs/generate.py

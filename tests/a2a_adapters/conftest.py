@@ -32,6 +32,10 @@ def module_adapter(request: pytest.FixtureRequest) -> Iterator[servers.Adapter]:
     yield from _serving_on(request.param)
 
 
+#: The stores the suite made for engines built without one (``A2A_TEST_STORE=sqlite``).
+_OPENED: list[SqliteStore] = []
+
+
 @pytest.fixture(autouse=True, scope="session")
 def default_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """With ``A2A_TEST_STORE=sqlite``, every engine a test builds without a store of its own
@@ -43,15 +47,28 @@ def default_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         return
     if chosen != "sqlite":
         raise pytest.UsageError(f"A2A_TEST_STORE={chosen!r}: expected memory or sqlite")
-    opened: list[SqliteStore] = []
 
     def fresh() -> SqliteStore:
-        store = SqliteStore(tmp_path_factory.mktemp("store") / "tasks.db")
-        opened.append(store)
+        # NORMAL, not FULL: the same code and the same crash safety for a killed process; what
+        # FULL adds (an fsync per commit, against power loss) would only slow the suite down.
+        store = SqliteStore(tmp_path_factory.mktemp("store") / "tasks.db", synchronous="NORMAL")
+        _OPENED.append(store)
         return store
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_serve, "MemoryStore", fresh)
         yield chosen
-    for store in opened:
+    for store in _OPENED:
         store.close()
+
+
+@pytest.fixture(autouse=True)
+def close_the_tests_stores(default_store: str) -> Iterator[None]:
+    """Close the stores a test's own engines were given, once it is over (each holds files
+    open: a whole suite's would run the process out of descriptors). A module's shared servers
+    made theirs before, and keep them until the session ends."""
+    before = len(_OPENED)
+    yield
+    for store in _OPENED[before:]:
+        store.close()
+    del _OPENED[before:]

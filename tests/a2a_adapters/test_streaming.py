@@ -425,8 +425,12 @@ def test_resuming_a_live_task_continues_to_its_end() -> None:
 def test_a_stalled_reader_delays_neither_the_agent_nor_other_readers() -> None:
     gate = Gate()
     burst = MAX_BUFFERED_BATCHES + 200
-    # Big events, so the stalled reader's socket buffers fill and its stream really blocks.
-    engine = build_engine(gated(gate, chunks=burst, size=32_000), streaming=True)
+    # Big events, so the stalled reader's socket buffers fill and its stream really blocks. In
+    # memory: on a durable store each of the 300 chunks rewrites the whole task, its 10 MB
+    # artifact included, which makes the burst take seconds; backpressure is the point here.
+    engine = build_engine(
+        gated(gate, chunks=burst, size=32_000), streaming=True, store=MemoryStore()
+    )
     with serving(engine) as url:
         task_id = start_task(url)
         wait_for_state(url, task_id, {WORKING})

@@ -17,6 +17,7 @@ import trio
 import trio.testing
 
 from a2a_adapters import HttpStream, build_engine
+from a2a_adapters.stores import MemoryStore
 from a2a_core import AgentContext, TaskState, Update, working
 from a2a_core.store import Reads
 from a2a_core.transport import HttpRequest, HttpResponse
@@ -142,7 +143,9 @@ def _post(method: str, params: dict[str, Any]) -> HttpRequest:
 @pytest.mark.trio
 async def test_expiry_runs_on_trios_clock(autojump_clock: trio.testing.MockClock) -> None:
     """A 60-second TTL passes in no real time: the engine's timer sleeps on trio's clock."""
-    engine = build_engine(echo.agent, card=echo.card, task_ttl=60)
+    # In memory: the autojump clock jumps whenever every task waits, and a SQLite store's calls
+    # wait on worker threads, which would let the TTL pass in the middle of a read.
+    engine = build_engine(echo.agent, card=echo.card, task_ttl=60, store=MemoryStore())
     async with trio.open_nursery() as nursery:
         await nursery.start(engine.run)
         sent = await engine.handle(_post("SendMessage", send_params("hi")), "http://test")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
+from anyio.lowlevel import RunVar
 
 from a2a_core.errors import UsageError
 from a2a_core.store import (
@@ -139,7 +140,9 @@ class SqliteStore:
                 f"synchronous={synchronous!r}: expected one of {', '.join(_SYNCHRONOUS)}"
             )
         self._lock = threading.Lock()
-        self._limiter: anyio.CapacityLimiter | None = None
+        # One call at a time queues on the loop, not in a thread; a limiter belongs to one
+        # event loop, and a store may outlive one (a test reads it after its server stopped).
+        self._limiter: RunVar[anyio.CapacityLimiter] = RunVar(f"a2a-sqlite-{id(self)}")
         self._owner_lock = self._claim()
         try:
             self._db = self._connect()
@@ -246,9 +249,12 @@ class SqliteStore:
     async def _in_thread(self, call: Callable[[Any], T], argument: Any = None) -> T:
         # A worker thread is never abandoned: cancelling the caller waits for it to finish, so
         # a commit that has started is always finished (or rolled back), never cut in half.
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(1)
-        return await anyio.to_thread.run_sync(call, argument, limiter=self._limiter)
+        try:
+            limiter = self._limiter.get()
+        except LookupError:
+            limiter = anyio.CapacityLimiter(1)
+            self._limiter.set(limiter)
+        return await anyio.to_thread.run_sync(call, argument, limiter=limiter)
 
     def _close(self, _: object = None) -> None:
         with self._lock:
