@@ -1,11 +1,14 @@
-"""Our server with the benchmark agent: ``python -m benchmarks.servers.ours PORT [asyncio|trio]``.
+"""Our server with the benchmark agent:
+``python -m benchmarks.servers.ours PORT [asyncio|trio] [STORE]``.
 
 asyncio: the Quart application on uvicorn with uvloop (what ``serve`` runs); trio: the QuartTrio
-application on hypercorn's trio worker (what ``serve(loop="trio")`` runs).
+application on hypercorn's trio worker (what ``serve(loop="trio")`` runs). ``STORE`` is a store
+URL as ``--store`` takes it (``memory``, the default, or ``sqlite:PATH?synchronous=full``).
 """
 
+import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import anyio
 
@@ -13,8 +16,10 @@ from a2a_adapters import build_engine
 from a2a_adapters._engine import Engine
 from a2a_adapters._serve import fast_loop_factory, tune_gc
 from a2a_adapters._sockets import bind_socket
+from a2a_adapters.stores import SqliteStore, open_store
 from a2a_core import AgentContext, ArtifactChunk, Update, completed, text_artifact, working
 from a2a_core.card import AgentCard
+from a2a_core.store import AsyncStore, Reads, Snapshot, Write
 from benchmarks.servers.behaviour import FANOUT_DELAY, fanout_count
 
 CARD = AgentCard(name="bench", description="Benchmark agent", version="1.0.0")
@@ -35,27 +40,72 @@ async def agent(ctx: AgentContext) -> AsyncIterator[Update]:
     yield completed()
 
 
-def engine() -> Engine:
+class ContractOnly:
+    """A store seen through the store contract alone (read, commit, aclose, close).
+
+    Works around a clash in the landed code: ``SqliteStore.synchronous`` holds its PRAGMA
+    setting (``"FULL"``), and the engine takes any store's ``synchronous`` attribute for the
+    inline :class:`~a2a_core.store.SyncStore` that ``MemoryStore.synchronous`` offers, so it
+    would call ``"FULL".read(...)`` and fail every request. Hidden behind this, the store is
+    awaited as any asynchronous store is (what it is written for); the wrapper costs one
+    Python call per operation.
+    """
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    async def read(self, reads: Reads) -> Snapshot:
+        return await self._store.read(reads)
+
+    async def commit(self, writes: Sequence[Write]) -> bool:
+        return await self._store.commit(writes)
+
+    async def aclose(self) -> None:
+        await self._store.aclose()
+
+    def close(self) -> None:
+        self._store.close()
+
+
+def served_store(url: str) -> AsyncStore:
+    """The store ``url`` names, in the form the engine can serve."""
+    store = open_store(url)
+    return ContractOnly(store) if isinstance(store, SqliteStore) else store
+
+
+def engine(store: AsyncStore | None = None) -> Engine:
     """The engine both loops serve (the in-process benchmarks use it too)."""
-    return build_engine(agent, card=CARD, streaming=True)
+    return build_engine(agent, card=CARD, store=store, streaming=True)
 
 
-def main(port: int, loop: str) -> None:
-    sock = bind_socket("127.0.0.1", port)
-    tune_gc()  # as serve() does
-    if loop == "trio":
-        import trio
+def main(port: int, loop: str, store_url: str) -> None:
+    store = served_store(store_url)
+    try:
+        sock = bind_socket("127.0.0.1", port)
+        tune_gc()  # as serve() does
+        if loop == "trio":
+            import trio
 
-        from a2a_adapters import trio as adapter
+            from a2a_adapters import trio as adapter
 
-        trio.run(adapter.serve_app, adapter.create_app(engine()), sock)
-    else:
-        from a2a_adapters import asyncio as asyncio_adapter
+            trio.run(adapter.serve_app, adapter.create_app(engine(store)), sock)
+        else:
+            from a2a_adapters import asyncio as asyncio_adapter
 
-        app = asyncio_adapter.create_app(engine())
-        backend = {"loop_factory": fast_loop_factory()}
-        anyio.run(asyncio_adapter.serve_app, app, sock, backend_options=backend)
+            # uvicorn stops gracefully on SIGTERM, then re-raises it: as in serve(), these
+            # handlers let the process end normally, so the store below is closed.
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, lambda *_: None)
+            app = asyncio_adapter.create_app(engine(store))
+            backend = {"loop_factory": fast_loop_factory()}
+            anyio.run(asyncio_adapter.serve_app, app, sock, backend_options=backend)
+    finally:
+        # As serve() does for a store it opened: a SQLite file is checkpointed and unlocked.
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "asyncio")
+    loop = sys.argv[2] if len(sys.argv) > 2 else "asyncio"
+    main(int(sys.argv[1]), loop, sys.argv[3] if len(sys.argv) > 3 else "memory")
