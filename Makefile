@@ -7,7 +7,7 @@
 #   make test    install with the dev tools into .venv, then run lint, type checks and the whole
 #                test suite, failing under the branch coverage of a2a_core that pyproject.toml sets,
 #                then the black-box suites again on the SQLite store
-# and, when wanted, make bench: ours against the official a2a-sdk (about five minutes), and
+# and, when wanted, make bench: ours against the official a2a-sdk (about twelve minutes), and
 # make fuzz: the hostile fuzz tests at volume (FUZZ=N requests per dialect; about ten minutes).
 PYTHON ?= python3
 VENV := .venv

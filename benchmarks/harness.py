@@ -7,9 +7,11 @@ never measures one server while the other is busy.
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +21,15 @@ SERVERS: dict[str, tuple[str, ...]] = {
     "ours": ("benchmarks.servers.ours", "asyncio"),
     "ours-trio": ("benchmarks.servers.ours", "trio"),
     "a2a-sdk": ("benchmarks.servers.sdk",),
+}
+#: The servers of the SQLite comparison, each on a fresh file (``{db}`` in an argument stands for
+#: its path): ours on its memory store and on SQLite at either durability, the SDK on its SQL
+#: store (SQLite's own defaults: a rollback journal, synchronous=FULL).
+SQLITE_SERVERS: dict[str, tuple[str, ...]] = {
+    "ours memory": ("benchmarks.servers.ours", "asyncio", "memory"),
+    "ours sqlite FULL": ("benchmarks.servers.ours", "asyncio", "sqlite:{db}?synchronous=full"),
+    "ours sqlite NORMAL": ("benchmarks.servers.ours", "asyncio", "sqlite:{db}?synchronous=normal"),
+    "sdk sqlite FULL": ("benchmarks.servers.sdk", "sqlite:{db}"),
 }
 #: Each A2A server's bare stacks (see ``benchmarks.servers.bare``): its server software with a
 #: raw ASGI endpoint ("server"), and a route of the framework it is built on ("framework").
@@ -38,19 +49,34 @@ def free_port() -> int:
 
 
 @contextmanager
-def server(name: str, *, bare: str | None = None, timeout: float = 20.0) -> Iterator[str]:
+def server(
+    name: str,
+    *,
+    bare: str | None = None,
+    timeout: float = 20.0,
+    database: Path | None = None,
+) -> Iterator[str]:
     """Run the named server (or its ``bare`` stack, "server" or "framework"); yield its base
-    URL once it answers; stop it afterwards."""
+    URL once it answers; stop it afterwards.
+
+    A server with a database file uses ``database`` (which the caller then reads, and removes),
+    or else a file in a temporary directory removed afterwards."""
     port = free_port()
     if bare is None:
-        module, *args = SERVERS[name]
+        module, *args = {**SERVERS, **SQLITE_SERVERS}[name]
     else:
         module, args = "benchmarks.servers.bare", list(BARE[name][bare])
-    process = subprocess.Popen(
-        [sys.executable, "-m", module, str(port), *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with ExitStack() as stack:
+        if any("{db}" in arg for arg in args):
+            if database is None:
+                folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="a2a-bench-"))
+                database = Path(folder) / "tasks.db"
+            args = [arg.replace("{db}", str(database)) for arg in args]
+        yield from _run(name, [sys.executable, "-m", module, str(port), *args], port, timeout)
+
+
+def _run(name: str, command: list[str], port: int, timeout: float) -> Iterator[str]:
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout

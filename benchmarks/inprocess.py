@@ -4,6 +4,7 @@
     python -m benchmarks.inprocess memory ours|a2a-sdk COUNT
     python -m benchmarks.inprocess store ours|a2a-sdk COUNT
     python -m benchmarks.inprocess followups ours COUNT
+    python -m benchmarks.inprocess sqlite ours-full|ours-normal|a2a-sdk COUNT OPS
 
 Each prints one JSON object. A fresh process per measurement keeps one server's garbage out of
 the other's memory reading.
@@ -23,6 +24,11 @@ the other's memory reading.
   Once with ``historyLength: 0`` (the server's own work) and once with the whole history in
   each reply (which the client asked for, so its encoding grows with the history). The task's
   history is left unbounded (``max_task_messages=None``) to show the growth past the default.
+* ``sqlite``: ``store``'s figures (over up to ``OPS`` calls each) on each server's SQLite store,
+  a fresh file in the temporary directory holding ``COUNT`` completed tasks: our
+  ``SqliteStore`` at ``synchronous=FULL`` or ``NORMAL`` (its write-ahead log), the SDK's
+  ``DatabaseTaskStore`` on aiosqlite (SQLite's defaults: a rollback journal, ``FULL``); then the
+  file's bytes per task, once the store is closed (our log checkpointed into the file).
 """
 
 import asyncio
@@ -32,9 +38,11 @@ import json
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 #: Page size of the listing measured by ``store``.
@@ -282,32 +290,31 @@ Operation = Callable[[int], Awaitable[Any]]
 
 
 async def _store_figures(
-    count: int, get: Operation, save: Operation, list_page: Operation
+    count: int, get: Operation, save: Operation, list_page: Operation, ops: int = 0
 ) -> dict[str, Any]:
-    """Mean microseconds of each store operation."""
+    """Mean microseconds of each store operation (over up to ``ops`` calls, :data:`OPS` unless
+    told)."""
+    ops = ops or OPS
     return {
         "tasks": count,
-        "get_us": await _timed(get, OPS, BUDGET) * 1e6,
-        "save_us": await _timed(save, OPS, BUDGET) * 1e6,
-        "list_us": await _timed(list_page, OPS, BUDGET) * 1e6,
+        "get_us": await _timed(get, ops, BUDGET) * 1e6,
+        "save_us": await _timed(save, ops, BUDGET) * 1e6,
+        "list_us": await _timed(list_page, ops, BUDGET) * 1e6,
     }
 
 
-def store_ours(count: int) -> dict[str, Any]:
-    import attrs
-
-    from a2a_adapters.stores import MemoryStore
+def _ours_records(count: int) -> list[Any]:
+    """``count`` completed tasks as our stores keep them (records, no event log)."""
     from a2a_core import Message, Part, Role, Task, TaskState, TaskStatus, text_artifact
-    from a2a_core.store import ListQuery, Owner, Put, Reads, TaskRecord, message_fingerprint
+    from a2a_core.store import Owner, TaskRecord, message_fingerprint
 
     owner = Owner("anonymous")
-    epoch = datetime(2026, 1, 1, tzinfo=UTC)
 
     def record(n: int) -> TaskRecord:
         message = Message(
             message_id=f"m-{n}", role=Role.USER, parts=(Part(text="hello"),), task_id=f"t-{n}"
         )
-        status = TaskStatus(TaskState.COMPLETED, timestamp=epoch + timedelta(microseconds=n))
+        status = TaskStatus(TaskState.COMPLETED, timestamp=EPOCH + timedelta(microseconds=n))
         task = Task(
             f"t-{n}",
             status,
@@ -317,48 +324,158 @@ def store_ours(count: int) -> dict[str, Any]:
         )
         fingerprint = message_fingerprint(message)
         return TaskRecord(
-            task, owner, 1, epoch, run=1, seq=3, messages=((message.message_id, fingerprint),)
+            task, owner, 1, EPOCH, run=1, seq=3, messages=((message.message_id, fingerprint),)
         )
 
-    store = MemoryStore()
-    records = [record(n) for n in range(count)]
+    return [record(n) for n in range(count)]
 
-    async def run() -> dict[str, Any]:
+
+#: When the stored tasks' clocks start.
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+async def _ours_figures(
+    store: Any, records: list[Any], fill: Callable[[], Awaitable[None]], ops: int = 0
+) -> dict[str, Any]:
+    """get, save and list on one of our stores, filled by ``fill`` with ``records``."""
+    import attrs
+
+    from a2a_core.store import ListQuery, Owner, Put, Reads
+
+    count = len(records)
+    ops = ops or OPS
+    await fill()
+    picks = [random.randrange(count) for _ in range(ops)]
+    reads = [Reads(task_id=f"t-{n}") for n in picks]
+    # Status changes, which move their tasks in the listing order (a re-index each).
+    later = EPOCH + timedelta(days=1)
+    puts = []
+    for i, n in enumerate(picks):
+        old = records[n]
+        status = attrs.evolve(old.task.status, timestamp=later + timedelta(microseconds=i))
+        task = attrs.evolve(old.task, status=status)
+        records[n] = attrs.evolve(old, task=task, version=old.version + 1)
+        puts.append([Put(records[n], old.version)])
+    listing = Reads(listing=ListQuery(Owner("anonymous"), PAGE))
+
+    async def get(i: int) -> None:
+        await store.read(reads[i])
+
+    async def save(i: int) -> None:
+        assert await store.commit(puts[i])
+
+    async def list_page(_: int) -> None:
+        await store.read(listing)
+
+    return await _store_figures(count, get, save, list_page, ops)
+
+
+def store_ours(count: int) -> dict[str, Any]:
+    from a2a_adapters.stores import MemoryStore
+    from a2a_core.store import Put
+
+    store = MemoryStore()
+    records = _ours_records(count)
+
+    async def fill() -> None:
         for r in records:
             assert await store.commit([Put(r, 0)])
-        picks = [random.randrange(count) for _ in range(OPS)]
-        reads = [Reads(task_id=f"t-{n}") for n in picks]
-        # Status changes, which move their tasks in the listing order (a re-index each).
-        later = epoch + timedelta(days=1)
-        puts = []
-        for i, n in enumerate(picks):
-            old = records[n]
-            status = attrs.evolve(old.task.status, timestamp=later + timedelta(microseconds=i))
-            task = attrs.evolve(old.task, status=status)
-            records[n] = attrs.evolve(old, task=task, version=old.version + 1)
-            puts.append([Put(records[n], old.version)])
 
-        async def get(i: int) -> None:
-            await store.read(reads[i])
+    return asyncio.run(_ours_figures(store, records, fill))
 
-        async def save(i: int) -> None:
-            assert await store.commit(puts[i])
 
-        async def list_page(_: int) -> None:
-            await store.read(Reads(listing=ListQuery(owner, PAGE)))
+def _disk_bytes(path: Path) -> int:
+    """Bytes of a closed SQLite file and whatever journal or log it left beside it."""
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
 
-        return await _store_figures(count, get, save, list_page)
 
-    return asyncio.run(run())
+def sqlite_ours(count: int, synchronous: str, ops: int) -> dict[str, Any]:
+    """Our SqliteStore on a fresh file: its latencies, then its bytes on disk per task.
+
+    Filled through the store contract, :data:`FILL_BATCH` records to a commit (one
+    transaction each; a commit takes any number of writes), so the 100,000 rows take seconds
+    rather than one fsync each."""
+    from a2a_adapters.stores import SqliteStore
+    from a2a_core.store import Put
+
+    records = _ours_records(count)
+    with tempfile.TemporaryDirectory(prefix="a2a-bench-") as folder:
+        path = Path(folder) / "tasks.db"
+        store = SqliteStore(path, synchronous=synchronous)
+        store.close()
+        empty = _disk_bytes(path)
+        store = SqliteStore(path, synchronous=synchronous)
+
+        async def fill() -> None:
+            started = time.perf_counter()
+            for first in range(0, count, FILL_BATCH):
+                batch = records[first : first + FILL_BATCH]
+                assert await store.commit([Put(r, 0) for r in batch])
+            filled["fill_seconds"] = time.perf_counter() - started
+
+        filled: dict[str, Any] = {}
+        try:
+            result = asyncio.run(_ours_figures(store, records, fill, ops))
+        finally:
+            store.close()  # checkpoints the write-ahead log into the file
+        stored = _disk_bytes(path)
+    return {
+        **result,
+        **filled,
+        "synchronous": synchronous,
+        "journal_mode": "wal",
+        "disk_bytes": stored,
+        "empty_bytes": empty,
+        "bytes_per_task": (stored - empty) / count,
+    }
+
+
+async def _sdk_figures(store: Any, tasks: list[Any], ops: int = 0) -> dict[str, Any]:
+    """get, save and list on one of the SDK's stores, holding ``tasks``."""
+    from a2a.server.context import ServerCallContext
+    from a2a.types import a2a_pb2 as pb
+
+    context = ServerCallContext()
+    ops = ops or OPS
+    picks = [random.randrange(len(tasks)) for _ in range(ops)]
+    ids = [f"t-{n}" for n in picks]
+    updates = []
+    for i, n in enumerate(picks):
+        updated = pb.Task()
+        updated.CopyFrom(tasks[n])
+        updated.status.timestamp.FromDatetime(datetime(2026, 1, 2) + timedelta(microseconds=i))
+        updates.append(updated)
+
+    async def get(i: int) -> None:
+        await store.get(ids[i], context)
+
+    async def save(i: int) -> None:
+        await store.save(updates[i], context)
+
+    async def list_page(_: int) -> None:
+        await store.list(pb.ListTasksRequest(page_size=PAGE), context)
+
+    return await _store_figures(len(tasks), get, save, list_page, ops)
 
 
 def store_sdk(count: int) -> dict[str, Any]:
     from a2a.server.context import ServerCallContext
     from a2a.server.tasks import InMemoryTaskStore
-    from a2a.types import a2a_pb2 as pb
 
     store = InMemoryTaskStore()
     context = ServerCallContext()
+
+    async def run() -> dict[str, Any]:
+        tasks = _sdk_tasks(count)
+        for t in tasks:
+            await store.save(t, context)
+        return await _sdk_figures(store, tasks)
+
+    return asyncio.run(run())
+
+
+def _sdk_tasks(count: int) -> list[Any]:
+    from a2a.types import a2a_pb2 as pb
 
     def task(n: int) -> Any:
         message = pb.Message(
@@ -374,37 +491,68 @@ def store_sdk(count: int) -> dict[str, Any]:
         result.status.timestamp.FromDatetime(datetime(2026, 1, 1) + timedelta(microseconds=n))
         return result
 
-    async def run() -> dict[str, Any]:
-        tasks = [task(n) for n in range(count)]
-        for t in tasks:
-            await store.save(t, context)
-        picks = [random.randrange(count) for _ in range(OPS)]
-        ids = [f"t-{n}" for n in picks]
-        updates = []
-        for i, n in enumerate(picks):
-            updated = pb.Task()
-            updated.CopyFrom(tasks[n])
-            updated.status.timestamp.FromDatetime(datetime(2026, 1, 2) + timedelta(microseconds=i))
-            updates.append(updated)
+    return [task(n) for n in range(count)]
 
-        async def get(i: int) -> None:
-            await store.get(ids[i], context)
 
-        async def save(i: int) -> None:
-            await store.save(updates[i], context)
+def sqlite_sdk(count: int, ops: int) -> dict[str, Any]:
+    """The SDK's DatabaseTaskStore on a fresh SQLite file through aiosqlite: its latencies, then
+    its bytes on disk per task.
 
-        async def list_page(_: int) -> None:
-            await store.list(pb.ListTasksRequest(page_size=PAGE), context)
+    ``save`` opens a session and a transaction per task (hours for 100,000 at an fsync or more
+    each), so the fill adds the very rows ``save`` would write (the store's own ``_to_orm``
+    mapping, for the owner ``save`` resolves), :data:`FILL_BATCH` to a transaction, in
+    SQLAlchemy sessions from the store's own session maker."""
+    from a2a.server.context import ServerCallContext
+    from sqlalchemy import text
 
-        return await _store_figures(count, get, save, list_page)
+    from benchmarks.servers.sdk import database_store
 
-    return asyncio.run(run())
+    context = ServerCallContext()
+    tasks = _sdk_tasks(count)
+
+    async def run(path: Path) -> dict[str, Any]:
+        store = database_store(str(path))
+        await store.initialize()
+        async with store.engine.connect() as connection:
+            journal = (await connection.execute(text("PRAGMA journal_mode"))).scalar()
+            synchronous = (await connection.execute(text("PRAGMA synchronous"))).scalar()
+        await store.engine.dispose()
+        empty = _disk_bytes(path)
+        owner = store.owner_resolver(context)
+        started = time.perf_counter()
+        for first in range(0, count, FILL_BATCH):
+            async with store.async_session_maker.begin() as session:
+                session.add_all(
+                    [store._to_orm(t, owner) for t in tasks[first : first + FILL_BATCH]]
+                )
+        fill_seconds = time.perf_counter() - started
+        assert await store.get(f"t-{count - 1}", context) is not None
+        try:
+            result = await _sdk_figures(store, tasks, ops)
+        finally:
+            await store.engine.dispose()
+        stored = _disk_bytes(path)
+        return {
+            **result,
+            "fill_seconds": fill_seconds,
+            # PRAGMA synchronous answers a number: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA.
+            "synchronous": {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}[int(synchronous)],
+            "journal_mode": str(journal).lower(),
+            "disk_bytes": stored,
+            "empty_bytes": empty,
+            "bytes_per_task": (stored - empty) / count,
+        }
+
+    with tempfile.TemporaryDirectory(prefix="a2a-bench-") as folder:
+        return asyncio.run(run(Path(folder) / "tasks.db"))
 
 
 #: Calls timed per store operation (in rounds), and the seconds each operation may take.
 OPS = 2000
 ROUNDS = 5
 BUDGET = 5.0
+#: Tasks written per transaction while a SQLite benchmark fills its file.
+FILL_BATCH = 1000
 
 BENCHMARKS: dict[tuple[str, str], Callable[[int], dict[str, Any]]] = {
     ("core", "ours"): core_ours,
@@ -415,13 +563,20 @@ BENCHMARKS: dict[tuple[str, str], Callable[[int], dict[str, Any]]] = {
     ("store", "a2a-sdk"): store_sdk,
     ("followups", "ours"): followups_ours,
 }
+#: The SQLite stores (``sqlite NAME COUNT OPS``): ours at either durability, and the SDK's.
+SQLITE_STORES: dict[str, Callable[[int, int], dict[str, Any]]] = {
+    "ours-full": lambda count, ops: sqlite_ours(count, "FULL", ops),
+    "ours-normal": lambda count, ops: sqlite_ours(count, "NORMAL", ops),
+    "a2a-sdk": sqlite_sdk,
+}
 
 
-def run_in_subprocess(benchmark: str, server: str, count: int) -> dict[str, Any]:
+def run_in_subprocess(benchmark: str, server: str, count: int, *extra: int) -> dict[str, Any]:
     """Run one in-process benchmark in a fresh interpreter; return what it measured."""
     import subprocess
 
     command = [sys.executable, "-m", "benchmarks.inprocess", benchmark, server, str(count)]
+    command += [str(e) for e in extra]
     output = subprocess.run(command, check=True, capture_output=True, text=True, timeout=900)
     result: dict[str, Any] = json.loads(output.stdout.strip().splitlines()[-1])
     return result
@@ -429,4 +584,7 @@ def run_in_subprocess(benchmark: str, server: str, count: int) -> dict[str, Any]
 
 if __name__ == "__main__":
     name, server, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    print(json.dumps(BENCHMARKS[name, server](count)))
+    if name == "sqlite":
+        print(json.dumps(SQLITE_STORES[server](count, int(sys.argv[4]))))
+    else:
+        print(json.dumps(BENCHMARKS[name, server](count)))

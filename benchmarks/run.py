@@ -3,8 +3,10 @@
     python -m benchmarks.run [--scenarios send,get,...] [--quick] [--out FILE]
 
 Each server runs in its own process on 127.0.0.1 and is measured in the same run by the same
-client (``benchmarks.load``). Prints every figure with the ratio ours/theirs, then the targets
-of issue 7 with what this run measured, and writes it all to a JSON file
+client (``benchmarks.load``). Prints every figure with the ratio ours/theirs (the ``sqlite``
+scenario in a table of its own: our server on its memory store and on SQLite at
+``synchronous=FULL`` and ``NORMAL``, the SDK on its SQL store), then the targets of issues 7
+and 14 with what this run measured, and writes it all to a JSON file
 (``benchmarks/results/latest.json`` unless ``--out`` says otherwise). ``--quick`` shrinks every
 count so that the whole run takes seconds (the smoke test uses it; its figures mean little).
 """
@@ -13,24 +15,41 @@ import argparse
 import json
 import os
 import platform
+import sqlite3
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
 from benchmarks import calls
 from benchmarks.fanout import fanout
-from benchmarks.harness import SERVERS, server
+from benchmarks.harness import SERVERS, SQLITE_SERVERS, server
 from benchmarks.inprocess import run_in_subprocess
 from benchmarks.load import LoadResult
 
+T = TypeVar("T")
 THEIRS = "a2a-sdk"
 #: The columns of the table: our two adapters, then the SDK.
 COLUMNS = ("ours", "ours-trio", THEIRS)
+#: The columns of the SQLite table (its rows have ``"table": "sqlite"``): our asyncio server on
+#: each store, then the SDK on its SQL store, each named with its ``synchronous`` setting.
+SQLITE_COLUMNS = tuple(SQLITE_SERVERS)
+SDK_SQLITE = "sdk sqlite FULL"
+#: Our SQLite columns, each judged against the SDK's.
+OURS_SQLITE = ("ours sqlite FULL", "ours sqlite NORMAL")
+#: Each column of the SQLite table -> its store in ``benchmarks.inprocess`` (benchmark, name).
+SQLITE_STORES = {
+    "ours memory": ("store", "ours"),
+    "ours sqlite FULL": ("sqlite", "ours-full"),
+    "ours sqlite NORMAL": ("sqlite", "ours-normal"),
+    SDK_SQLITE: ("sqlite", "a2a-sdk"),
+}
 
 
 class Sizes:
@@ -47,6 +66,13 @@ class Sizes:
         self.core_sends = 300 if quick else 5_000
         self.fanout = (1, 10) if quick else (1, 10, 100)
         self.fanout_events = 50 if quick else 500
+        # The SQLite scenario measures four servers at two levels and fills each store over
+        # HTTP (the SDK's at about 70 sends/s): quick keeps each to a fraction of a second.
+        self.sqlite_levels = (16, 64)
+        self.sqlite_seconds = 0.3 if quick else self.seconds
+        self.sqlite_stored = 50 if quick else 10_000
+        self.sqlite_store_sizes = (200, 1_000) if quick else (1_000, 100_000)
+        self.sqlite_ops = 50 if quick else 2_000
 
 
 Row = dict[str, Any]
@@ -167,6 +193,90 @@ def run_store(sizes: Sizes) -> list[Row]:
     return rows
 
 
+def _stored_bytes(path: Path) -> int | None:
+    """Bytes of the SQLite file at ``path`` (a stopped server's) with its write-ahead log
+    checkpointed into it first, so that both stores are measured the same way; ``None`` if the
+    server kept no file."""
+    if not path.exists():
+        return None
+    with sqlite3.connect(path) as db:  # commits on the way out; the checkpoint needs none
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+
+
+def _sqlite_server(name: str, measure: Callable[[str], T]) -> tuple[T, int | None]:
+    """Run ``measure`` against the named server on a fresh file; return what it measured and
+    the file's bytes once the server has stopped."""
+    with tempfile.TemporaryDirectory(prefix="a2a-bench-") as folder:
+        path = Path(folder) / "tasks.db"
+        with server(name, database=path) as url:
+            measured = measure(url)
+        return measured, _stored_bytes(path)
+
+
+def run_sqlite(sizes: Sizes) -> list[Row]:
+    """Our server on SQLite (FULL, NORMAL) and on memory against the SDK on its SQL store: sends,
+    reads, store latency at two sizes, bytes on disk per task."""
+    rows: list[Row] = []
+    for level in sizes.sqlite_levels:
+        results = {}
+        for name in SQLITE_COLUMNS:
+            send = partial(
+                calls.sends,
+                concurrency=level,
+                count=sizes.requests,
+                max_seconds=sizes.sqlite_seconds,
+            )
+            results[name], _ = _sqlite_server(name, send)
+        rows += _load_rows(f"blocking send c={level}", results)
+    stored = sizes.sqlite_stored
+    reads, disk = {}, {}
+
+    def fill_and_read(url: str) -> LoadResult:
+        ids = calls.fill(url, stored, max_seconds=900)  # the SDK fills at ~70 sends/s
+        if len(ids) != stored:
+            raise RuntimeError(f"filled {len(ids)} of {stored} tasks")
+        return calls.task_reads(
+            url, ids, concurrency=16, count=sizes.requests, max_seconds=sizes.sqlite_seconds
+        )
+
+    for name in SQLITE_COLUMNS:
+        reads[name], size = _sqlite_server(name, fill_and_read)
+        disk[name] = None if size is None else size / stored
+    rows += _load_rows(f"GetTask c=16, {stored:,} stored", reads)
+    label = f"disk per task, server after {stored:,} sends"
+    rows.append(row(label, "bytes", "lower", **disk))
+    rows += _sqlite_store_rows(sizes)
+    for r in rows:
+        r["table"] = "sqlite"
+    return rows
+
+
+def _sqlite_store_rows(sizes: Sizes) -> list[Row]:
+    small, large = sizes.sqlite_store_sizes
+    measured = {}
+    for size in (small, large):
+        for column, (benchmark, name) in SQLITE_STORES.items():
+            extra = () if benchmark == "store" else (sizes.sqlite_ops,)
+            measured[column, size] = run_in_subprocess(benchmark, name, size, *extra)
+    rows = []
+    for op in ("get", "save", "list"):
+        for size in (small, large):
+            figures = {c: measured[c, size][f"{op}_us"] for c in SQLITE_STORES}
+            rows.append(row(f"store {op} at {size:,} tasks", "µs", "lower", **figures))
+        growth = {
+            c: measured[c, large][f"{op}_us"] / measured[c, small][f"{op}_us"]
+            for c in SQLITE_STORES
+        }
+        rows.append(row(f"store {op} {large:,} vs {small:,}", "x", "lower", **growth))
+    disk = {c: measured[c, large].get("bytes_per_task") for c in SQLITE_STORES}
+    details = {c: measured[c, large] for c in SQLITE_STORES}
+    rows.append(row(f"disk per task, store alone ({large:,})", "bytes", "lower", **disk))
+    rows[-1]["detail"] = details
+    return rows
+
+
 def run_core(sizes: Sizes) -> list[Row]:
     results = {name: run_in_subprocess("core", name, sizes.core_sends) for name in ("ours", THEIRS)}
     figures = {name: r["per_second"] for name, r in results.items()}
@@ -182,6 +292,7 @@ SCENARIOS: dict[str, Callable[[Sizes], list[Row]]] = {
     "memory": run_memory,
     "store": run_store,
     "core": run_core,
+    "sqlite": run_sqlite,
 }
 
 
@@ -196,19 +307,36 @@ def _figure(value: Any) -> str:
     return f"{value:.2f}" if value < 10 else f"{value:.1f}"
 
 
-def report(rows: list[Row]) -> str:
-    """The table: each figure, and ours/theirs (for "lower is better" rows, smaller wins)."""
-    head = f"| {'benchmark':<42} | {'unit':<8} |" + "".join(f" {c:>10} |" for c in COLUMNS)
-    lines = [
-        head + " ours/sdk |",
-        "|" + "|".join("-" * (len(p) + 0) for p in head.split("|")[1:-1]) + "|----------|",
-    ]
+Ratios = dict[str, tuple[str, str]]
+
+
+def report(
+    rows: list[Row],
+    columns: tuple[str, ...] = COLUMNS,
+    ratios: Ratios | None = None,
+) -> str:
+    """The table: each figure, and each ratio (heading -> (ours, theirs); for "lower is better"
+    rows, smaller wins); ours/sdk unless told."""
+    ratios = ratios if ratios is not None else {"ours/sdk": ("ours", THEIRS)}
+    widths = [max(10, len(c)) for c in columns]
+    ratio_widths = [max(8, len(h)) for h in ratios]
+    head = f"| {'benchmark':<42} | {'unit':<8} |"
+    head += "".join(f" {c:>{w}} |" for c, w in zip(columns, widths, strict=True))
+    head += "".join(f" {h:>{w}} |" for h, w in zip(ratios, ratio_widths, strict=True))
+    lines = [head, "|" + "|".join("-" * len(p) for p in head.split("|")[1:-1]) + "|"]
     for r in rows:
-        cells = "".join(f" {_figure(r.get(c)):>10} |" for c in COLUMNS)
-        ours, theirs = r.get("ours"), r.get(THEIRS)
-        ratio = f"{ours / theirs:.2f}x" if ours is not None and theirs else "-"
-        lines.append(f"| {r['benchmark']:<42} | {r['unit']:<8} |{cells} {ratio:>8} |")
+        cells = "".join(
+            f" {_figure(r.get(c)):>{w}} |" for c, w in zip(columns, widths, strict=True)
+        )
+        for (ours_column, theirs_column), w in zip(ratios.values(), ratio_widths, strict=True):
+            ours, theirs = r.get(ours_column), r.get(theirs_column)
+            ratio = f"{ours / theirs:.2f}x" if ours is not None and theirs else "-"
+            cells += f" {ratio:>{w}} |"
+        lines.append(f"| {r['benchmark']:<42} | {r['unit']:<8} |{cells}")
     return "\n".join(lines)
+
+
+SQLITE_RATIOS: Ratios = {f"{c.split()[-1]}/sdk": (c, SDK_SQLITE) for c in OURS_SQLITE}
 
 
 def _find(rows: list[Row], benchmark: str) -> Row | None:
@@ -216,11 +344,15 @@ def _find(rows: list[Row], benchmark: str) -> Row | None:
 
 
 def targets(rows: list[Row]) -> list[dict[str, Any]]:
-    """Issue 7's targets, each with the figure this run measured (when it ran)."""
+    """Issue 7's targets, then issue 14's for SQLite, each with the figure this run measured
+    (when it ran)."""
     found: list[dict[str, Any]] = []
 
     def check(name: str, value: float | None, goal: str, met: bool | None) -> None:
         found.append({"target": name, "measured": value, "goal": goal, "met": met})
+
+    sqlite_rows = [r for r in rows if r.get("table") == "sqlite"]
+    rows = [r for r in rows if "table" not in r]
 
     # Throughput under load; at concurrency 1 a send waits on the client's round trip too.
     for level in (16, 64):
@@ -258,6 +390,20 @@ def targets(rows: list[Row]) -> list[dict[str, Any]]:
                 "<= 1.2",
                 r["ours"] <= 1.2,
             )
+    for column in OURS_SQLITE:
+        mode = column.split()[-1]
+        for level in (16, 64):
+            r = _find(sqlite_rows, f"blocking send c={level}")
+            if r:
+                ratio = r[column] / r[SDK_SQLITE]
+                check(
+                    f"sqlite {mode}: blocking send c={level}, ours/sdk", ratio, ">= 5", ratio >= 5
+                )
+        for r in sqlite_rows:
+            if r["benchmark"].startswith("store ") and r["unit"] == "x":
+                op = r["benchmark"].split()[1]
+                name = f"sqlite {mode}: store {op} at the large size / the small"
+                check(name, r[column], "<= 1.2", r[column] <= 1.2)
     return found
 
 
@@ -291,8 +437,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"running {name}…", file=sys.stderr, flush=True)
         rows.extend(SCENARIOS[name](sizes))
     found = targets(rows)
-    print(report(rows))
-    print()
+    main_rows = [r for r in rows if "table" not in r]
+    sqlite_rows = [r for r in rows if r.get("table") == "sqlite"]
+    if main_rows:
+        print(report(main_rows))
+        print()
+    if sqlite_rows:
+        print(report(sqlite_rows, SQLITE_COLUMNS, SQLITE_RATIOS))
+        print()
     print(target_report(found))
     results = {
         "machine": machine(),

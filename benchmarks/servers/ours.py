@@ -1,9 +1,12 @@
-"""Our server with the benchmark agent: ``python -m benchmarks.servers.ours PORT [asyncio|trio]``.
+"""Our server with the benchmark agent:
+``python -m benchmarks.servers.ours PORT [asyncio|trio] [STORE]``.
 
 asyncio: the Quart application on uvicorn with uvloop (what ``serve`` runs); trio: the QuartTrio
-application on hypercorn's trio worker (what ``serve(loop="trio")`` runs).
+application on hypercorn's trio worker (what ``serve(loop="trio")`` runs). ``STORE`` is a store
+URL as ``--store`` takes it (``memory``, the default, or ``sqlite:PATH?synchronous=full``).
 """
 
+import signal
 import sys
 from collections.abc import AsyncIterator
 
@@ -13,8 +16,10 @@ from a2a_adapters import build_engine
 from a2a_adapters._engine import Engine
 from a2a_adapters._serve import fast_loop_factory, tune_gc
 from a2a_adapters._sockets import bind_socket
+from a2a_adapters.stores import open_store
 from a2a_core import AgentContext, ArtifactChunk, Update, completed, text_artifact, working
 from a2a_core.card import AgentCard
+from a2a_core.store import AsyncStore
 from benchmarks.servers.behaviour import FANOUT_DELAY, fanout_count
 
 CARD = AgentCard(name="bench", description="Benchmark agent", version="1.0.0")
@@ -35,27 +40,44 @@ async def agent(ctx: AgentContext) -> AsyncIterator[Update]:
     yield completed()
 
 
-def engine() -> Engine:
+def served_store(url: str) -> AsyncStore:
+    """The store ``url`` names."""
+    return open_store(url)
+
+
+def engine(store: AsyncStore | None = None) -> Engine:
     """The engine both loops serve (the in-process benchmarks use it too)."""
-    return build_engine(agent, card=CARD, streaming=True)
+    return build_engine(agent, card=CARD, store=store, streaming=True)
 
 
-def main(port: int, loop: str) -> None:
-    sock = bind_socket("127.0.0.1", port)
-    tune_gc()  # as serve() does
-    if loop == "trio":
-        import trio
+def main(port: int, loop: str, store_url: str) -> None:
+    store = served_store(store_url)
+    try:
+        sock = bind_socket("127.0.0.1", port)
+        tune_gc()  # as serve() does
+        if loop == "trio":
+            import trio
 
-        from a2a_adapters import trio as adapter
+            from a2a_adapters import trio as adapter
 
-        trio.run(adapter.serve_app, adapter.create_app(engine()), sock)
-    else:
-        from a2a_adapters import asyncio as asyncio_adapter
+            trio.run(adapter.serve_app, adapter.create_app(engine(store)), sock)
+        else:
+            from a2a_adapters import asyncio as asyncio_adapter
 
-        app = asyncio_adapter.create_app(engine())
-        backend = {"loop_factory": fast_loop_factory()}
-        anyio.run(asyncio_adapter.serve_app, app, sock, backend_options=backend)
+            # uvicorn stops gracefully on SIGTERM, then re-raises it: as in serve(), these
+            # handlers let the process end normally, so the store below is closed.
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(signum, lambda *_: None)
+            app = asyncio_adapter.create_app(engine(store))
+            backend = {"loop_factory": fast_loop_factory()}
+            anyio.run(asyncio_adapter.serve_app, app, sock, backend_options=backend)
+    finally:
+        # As serve() does for a store it opened: a SQLite file is checkpointed and unlocked.
+        close = getattr(store, "close", None)
+        if close is not None:
+            close()
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "asyncio")
+    loop = sys.argv[2] if len(sys.argv) > 2 else "asyncio"
+    main(int(sys.argv[1]), loop, sys.argv[3] if len(sys.argv) > 3 else "memory")

@@ -1,7 +1,16 @@
-"""The official a2a-sdk server (Starlette on uvicorn, in-memory store) with the same agent."""
+"""The official a2a-sdk server (Starlette on uvicorn) with the same agent:
+``python -m benchmarks.servers.sdk PORT [STORE]``.
+
+``STORE`` is ``memory`` (the SDK's ``InMemoryTaskStore``, the default) or ``sqlite:PATH``: its
+SQL store, ``DatabaseTaskStore`` on SQLAlchemy's asyncio engine over aiosqlite, with the SQLite
+settings the SDK leaves as they are (a rollback journal, ``synchronous=FULL``).
+"""
 
 import asyncio
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import uvicorn
 from a2a.helpers.proto_helpers import new_task_from_user_message
@@ -9,7 +18,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import InMemoryTaskStore, TaskStore, TaskUpdater
 from a2a.types import a2a_pb2 as pb
 from starlette.applications import Starlette
 
@@ -68,23 +77,56 @@ def card(port: int) -> pb.AgentCard:
     )
 
 
-def handler(agent_card: pb.AgentCard) -> DefaultRequestHandler:
-    """The SDK's request handler over its in-memory store (the in-process benchmarks call it)."""
+def handler(agent_card: pb.AgentCard, task_store: TaskStore | None = None) -> DefaultRequestHandler:
+    """The SDK's request handler over ``task_store``, or its in-memory store (the in-process
+    benchmarks call it)."""
     return DefaultRequestHandler(
-        agent_executor=BenchExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card
+        agent_executor=BenchExecutor(),
+        task_store=task_store if task_store is not None else InMemoryTaskStore(),
+        agent_card=agent_card,
     )
 
 
-def app(port: int) -> Starlette:
+def database_store(path: str) -> Any:
+    """The SDK's SQL store on the SQLite file at ``path``, through aiosqlite (as its docs set it
+    up); its table is created by ``initialize()``, or lazily by the first call."""
+    from a2a.server.tasks import DatabaseTaskStore
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    return DatabaseTaskStore(create_async_engine(f"sqlite+aiosqlite:///{path}"))
+
+
+def app(port: int, store_url: str = "memory") -> Starlette:
     agent_card = card(port)
+    store = None
+    if store_url != "memory":
+        scheme, _, path = store_url.partition(":")
+        if scheme != "sqlite" or not path:
+            raise SystemExit(f"unknown store {store_url!r}: memory or sqlite:PATH")
+        store = database_store(path)
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        if store is None:
+            yield
+            return
+        # The table is created before the first request: created lazily, the first requests
+        # at once would race to create it.
+        await store.initialize()
+        try:
+            yield
+        finally:
+            await store.engine.dispose()
+
     routes = create_agent_card_routes(agent_card) + create_jsonrpc_routes(
-        handler(agent_card), rpc_url="/"
+        handler(agent_card, store), rpc_url="/"
     )
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 if __name__ == "__main__":
     port = int(sys.argv[1])
+    store_url = sys.argv[2] if len(sys.argv) > 2 else "memory"
     # uvicorn's defaults, as an SDK user runs it: httptools and uvloop where installed.
-    config = uvicorn.Config(app(port), host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(app(port, store_url), host="127.0.0.1", port=port, log_level="warning")
     uvicorn.Server(config).run()

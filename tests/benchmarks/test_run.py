@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from benchmarks import run
-from benchmarks.harness import SERVERS
+from benchmarks.harness import SERVERS, SQLITE_SERVERS
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +26,16 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return result
 
 
+def _main_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in results["rows"] if "table" not in r]
+
+
+def _sqlite_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    return [r for r in results["rows"] if r.get("table") == "sqlite"]
+
+
 def test_every_scenario_measured_both_servers(results: dict[str, Any]) -> None:
-    benchmarks = {r["benchmark"] for r in results["rows"]}
+    benchmarks = {r["benchmark"] for r in _main_rows(results)}
     for expected in (
         "blocking send c=1",
         "blocking send c=64 p99",
@@ -39,15 +47,46 @@ def test_every_scenario_measured_both_servers(results: dict[str, Any]) -> None:
         "store list at 1,000 tasks",
     ):
         assert expected in benchmarks
-    for r in results["rows"]:
+    for r in _main_rows(results):
         assert r["ours"] > 0, r
         assert r[run.THEIRS] > 0, r
-    http_rows = [r for r in results["rows"] if r["unit"] == "req/s"]
+    http_rows = [r for r in _main_rows(results) if r["unit"] == "req/s"]
     assert http_rows
     for r in http_rows:
         assert set(SERVERS) <= set(r), r  # the trio adapter too
         for detail in r["detail"].values():
             assert detail["errors"] == 0
+
+
+def test_sqlite_measured_every_store(results: dict[str, Any]) -> None:
+    rows = {r["benchmark"]: r for r in _sqlite_rows(results)}
+    for expected in (
+        "blocking send c=16",
+        "blocking send c=64 p99",
+        "store get 1,000 vs 200",
+        "store list at 1,000 tasks",
+    ):
+        assert expected in rows
+    for r in rows.values():
+        if r["benchmark"].startswith("disk per task"):
+            assert r["ours memory"] is None, r  # it keeps no file
+            columns = [c for c in run.SQLITE_COLUMNS if c != "ours memory"]
+        else:
+            columns = list(run.SQLITE_COLUMNS)
+        for column in columns:
+            assert r[column] > 0, (column, r)
+        if r["unit"] == "req/s":
+            assert set(r["detail"]) == set(SQLITE_SERVERS)
+            for detail in r["detail"].values():
+                assert detail["errors"] == 0
+    # Each SQLite store says the durability it was measured with.
+    stores = rows["disk per task, store alone (1,000)"]["detail"]
+    assert stores["ours sqlite FULL"]["synchronous"] == "FULL"
+    assert stores["ours sqlite NORMAL"]["synchronous"] == "NORMAL"
+    assert stores[run.SDK_SQLITE]["synchronous"] == "FULL"
+    targets = {t["target"] for t in results["targets"]}
+    assert "sqlite FULL: blocking send c=16, ours/sdk" in targets
+    assert "sqlite NORMAL: store list at the large size / the small" in targets
 
 
 def test_fan_out_reached_every_subscriber(results: dict[str, Any]) -> None:
@@ -68,7 +107,7 @@ def test_memory_counts_what_was_stored(results: dict[str, Any]) -> None:
 
 def test_targets_are_judged_from_the_measured_figures(results: dict[str, Any]) -> None:
     targets = {t["target"]: t for t in results["targets"]}
-    send = next(r for r in results["rows"] if r["benchmark"] == "blocking send c=16")
+    send = next(r for r in _main_rows(results) if r["benchmark"] == "blocking send c=16")
     judged = targets["blocking send c=16, ours/sdk"]
     assert judged["measured"] == pytest.approx(send["ours"] / send[run.THEIRS])
     assert judged["met"] == (judged["measured"] >= 5)
