@@ -120,8 +120,10 @@ class SqliteStore:
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "FULL") -> None:
         self.path = Path(path)
-        self.synchronous = synchronous.upper()
-        if self.synchronous not in _SYNCHRONOUS:
+        # Not named ``synchronous``: an AsyncStore's ``synchronous`` attribute is the SyncStore
+        # it offers for inline calls, and the engine would hand this string to the machine.
+        self.durability = synchronous.upper()
+        if self.durability not in _SYNCHRONOUS:
             raise StoreUnavailable(
                 f"synchronous={synchronous!r}: expected one of {', '.join(_SYNCHRONOUS)}"
             )
@@ -167,7 +169,7 @@ class SqliteStore:
             mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise StoreUnavailable(f"{where}: SQLite would not use its write-ahead log")
-            db.execute(f"PRAGMA synchronous = {self.synchronous}")
+            db.execute(f"PRAGMA synchronous = {self.durability}")
             self._migrate(db)
             db.execute("BEGIN IMMEDIATE")  # proves the file is writable now, not at 1st commit
             db.execute("ROLLBACK")
