@@ -77,5 +77,5 @@ async def agent(ctx: AgentContext) -> AsyncIterator[Update]:
             chunk = text_artifact(f"chunk {step};", artifact_id="out")
             yield ArtifactChunk(chunk, append=step > 0, last_chunk=step == steps - 1)
         else:
-            yield working(f"step {step}")
+            yield working()  # a status event with no message: histories stay short
     yield completed(f"done after {steps} steps ({ctx.message.message_id})")

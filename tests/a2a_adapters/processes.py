@@ -71,12 +71,15 @@ class ServerProcess:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
         self.process.wait(STOP_TIMEOUT)
+        self._reader.join(STOP_TIMEOUT)  # the log is whole once the pipe's last line is read
 
     def stop(self) -> int:
         """SIGTERM, then the exit status (the server stops gracefully)."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(STOP_TIMEOUT)
+        status = self.process.wait(STOP_TIMEOUT)
+        self._reader.join(STOP_TIMEOUT)
+        return status
 
 
 def command(*args: str) -> list[str]:
