@@ -7,8 +7,8 @@ checks what the last process left (from the second round on), then runs client c
 against it (blocking and non-blocking sends, follow-ups to tasks waiting for input, cancels,
 streamed sends and subscriptions, reads) until the kill, which comes at a random moment while
 agents run: the agent is ``crash_agent``, whose runs take from a millisecond to most of a
-second. A final restart checks the last kill. What is checked after every restart, black-box
-over HTTP:
+second. A final restart checks the last kill; before some restarts, a server is also killed
+while it starts. What is checked after every restart, black-box over HTTP:
 
 * recovery: no task is left submitted or working (polled briefly: recovery runs at start-up);
   one whose run the kill cut is failed with a status saying the server restarted;
@@ -66,6 +66,10 @@ RESTARTED = "restarted before the agent finished"
 WORKERS = 8
 #: Seconds of load before the kill: drawn from this range each round.
 KILL_AFTER = (0.3, 1.5)
+#: How often a restart is preceded by a server killed while it starts, and when it is killed
+#: (seconds after it was started: about half a second imports and opens the file).
+START_KILL_CHANCE = 0.3
+START_KILL_AFTER = (0.2, 0.8)
 #: Seconds a restarted server may take to settle every task the last one left live.
 RECOVERY_TIMEOUT = 10.0
 #: Seconds any one HTTP exchange may take (a stream: between two of its chunks).
@@ -97,6 +101,8 @@ class Counts:
     """What the campaign did and saw, over all its rounds."""
 
     rounds: int = 0
+    #: Servers killed while they started, before the one that checks (some restarts only).
+    kills_while_starting: int = 0
     #: Sends (blocking, non-blocking, follow-ups, streamed) that got an answer or a first event.
     sends_acknowledged: int = 0
     #: Sends in flight at a kill, with no answer: sent again after the restart.
@@ -295,6 +301,12 @@ class Campaign:
         self.live: list[str] = []  # tasks sent without blocking (cancels and subscriptions)
         self.killed_at: float | None = None
         self.listed_at = 0.0  # when the last listing of every task was asked for
+
+    def server_errors(self, server: processes.ServerProcess, loop: str) -> None:
+        """Whatever a server logged as an error is a problem: none is expected of it."""
+        for line in server.log:
+            if line.startswith(("ERROR", "CRITICAL")):
+                self.problems.add(f"the server on {loop} logged: {line.strip()}")
 
     # --- what clients were told ------------------------------------------------------------
 
@@ -730,13 +742,23 @@ def run(
 
     The loop alternates every round and, on the default store, SQLite's durability setting
     every two (``FULL``, then ``NORMAL``, which is to survive a killed process as well), so
-    that each pair of them writes a file that another reads."""
+    that each pair of them writes a file that another reads. Before some restarts, a server is
+    killed while it starts (opening the file, settling what the last one left), so that the
+    restart after it checks what a kill during recovery leaves."""
     started = time.monotonic()
     campaign = Campaign(workdir, seed=seed)
     for number in range(rounds + 1):
         loop = LOOPS[number % len(LOOPS)]
         durability = DURABILITY[number // 2 % len(DURABILITY)]
         where = store or campaign.store + durability
+        if number > 0 and campaign.rng.random() < START_KILL_CHANCE:
+            starting = processes.start(where, loop=loop, agent_log=campaign.agent_log, args=args)
+            try:
+                time.sleep(campaign.rng.uniform(*START_KILL_AFTER))
+            finally:
+                starting.kill()
+            campaign.counts.kills_while_starting += 1
+            campaign.server_errors(starting, loop)
         server = processes.start(where, loop=loop, agent_log=campaign.agent_log, args=args)
         try:
             url = server.wait_for_url()
@@ -745,9 +767,7 @@ def run(
             server.kill()
         if number < rounds:
             campaign.counts.rounds += 1
-        errors = [line for line in server.log if line.startswith(("ERROR", "CRITICAL"))]
-        for line in errors:
-            campaign.problems.add(f"the server on {loop} logged: {line.strip()}")
+        campaign.server_errors(server, loop)
         acknowledged = campaign.counts.sends_acknowledged
         say(f"round {number} on {loop}, {where}: {acknowledged} sends acknowledged so far")
     campaign.counts.tasks = len(campaign.known)
