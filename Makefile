@@ -7,8 +7,10 @@
 #   make test    install with the dev tools into .venv, then run lint, type checks and the whole
 #                test suite, failing under the branch coverage of a2a_core that pyproject.toml sets,
 #                then the black-box suites again on the SQLite store
-# and, when wanted, make bench: ours against the official a2a-sdk (about twelve minutes), and
-# make fuzz: the hostile fuzz tests at volume (FUZZ=N requests per dialect; about ten minutes).
+# and, when wanted, make bench: ours against the official a2a-sdk (about twelve minutes),
+# make fuzz: the hostile fuzz tests at volume (FUZZ=N requests per dialect; about ten minutes),
+# and make crash: a server on a SQLite file killed with SIGKILL under load and checked after
+# each restart (ROUNDS=N kills, default 12; about half a minute).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -38,8 +40,9 @@ $(DEV_STAMP): pyproject.toml
 	touch $@ $(SERVE_STAMP)
 
 FUZZ ?= 3000
+ROUNDS ?= 12
 
-.PHONY: install serve test test-sqlite lint docs bench fuzz
+.PHONY: install serve test test-sqlite lint docs bench fuzz crash
 install: $(DEV_STAMP)
 
 serve: $(SERVE_STAMP)
@@ -69,3 +72,6 @@ test-sqlite: $(DEV_STAMP)
 
 fuzz: $(DEV_STAMP)
 	A2A_FUZZ_EXAMPLES=$(FUZZ) $(BIN)/python -m pytest tests/a2a_core/test_hostile.py tests/a2a_adapters/test_fuzz.py
+
+crash: $(DEV_STAMP)
+	$(BIN)/python -m benchmarks.crash --rounds $(ROUNDS)

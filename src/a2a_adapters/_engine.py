@@ -103,6 +103,10 @@ class Engine:
         # A store that answers without waiting (the memory store) is the machine's to call: its
         # reads and commits then happen inside the call that needs them, with no task switch.
         inline: SyncStore | None = getattr(store, "inline", None)
+        if not (
+            callable(getattr(inline, "read", None)) and callable(getattr(inline, "commit", None))
+        ):
+            inline = None  # not a store: await the store itself
         self.server = Server(core, store=inline, new_id=new_id, stream_window=MAX_BUFFERED_BATCHES)
         self._clock = clock or wall_clock()
         self._keepalive = keepalive_seconds

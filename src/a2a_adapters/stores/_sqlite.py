@@ -134,8 +134,9 @@ class SqliteStore:
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "FULL") -> None:
         self.path = Path(path)
-        self.synchronous = synchronous.upper()
-        if self.synchronous not in _SYNCHRONOUS:
+        #: SQLite's ``synchronous`` setting the file is written with (FULL, NORMAL or EXTRA).
+        self.durability = synchronous.upper()
+        if self.durability not in _SYNCHRONOUS:
             raise StoreUnavailable(
                 f"synchronous={synchronous!r}: expected one of {', '.join(_SYNCHRONOUS)}"
             )
@@ -180,11 +181,14 @@ class SqliteStore:
             raise StoreUnavailable(f"cannot open the task store {where}: {error}") from None
         try:
             db.execute("PRAGMA busy_timeout = 5000")
+            # Whose file it is comes first: switching to WAL is written into the file, and a
+            # file that is refused must be left as it was found.
+            version = self._check_schema(db)
             mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if str(mode).lower() != "wal":
                 raise StoreUnavailable(f"{where}: SQLite would not use its write-ahead log")
-            db.execute(f"PRAGMA synchronous = {self.synchronous}")
-            self._migrate(db)
+            db.execute(f"PRAGMA synchronous = {self.durability}")
+            self._migrate(db, version)
             db.execute("BEGIN IMMEDIATE")  # proves the file is writable now, not at 1st commit
             db.execute("ROLLBACK")
         except sqlite3.Error as error:
@@ -195,8 +199,9 @@ class SqliteStore:
             raise
         return db
 
-    def _migrate(self, db: sqlite3.Connection) -> None:
-        version = db.execute("PRAGMA user_version").fetchone()[0]
+    def _check_schema(self, db: sqlite3.Connection) -> int:
+        """The file's schema version, if it is a task store this release can use."""
+        version: int = db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise StoreUnavailable(
                 f"{self.path} has schema version {version}, newer than this release's "
@@ -205,6 +210,9 @@ class SqliteStore:
             )
         if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
             raise StoreUnavailable(f"{self.path} is an SQLite file, but not a task store")
+        return version
+
+    def _migrate(self, db: sqlite3.Connection, version: int) -> None:
         if version == SCHEMA_VERSION:
             return
         db.execute("BEGIN IMMEDIATE")

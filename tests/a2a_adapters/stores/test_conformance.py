@@ -36,6 +36,9 @@ from a2a_core.store import (
     Snapshot,
     TaskRecord,
 )
+from examples import echo
+from tests.a2a_adapters.support import COMPLETED, get_task, list_tasks, send_task, state_of
+from tests.servers import running_server
 
 T = TypeVar("T")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -458,6 +461,32 @@ def test_the_memory_store_is_offered_inline_unless_a_subclass_changes_what_it_do
             return await super().read(reads)
 
     assert Audited().inline is None  # its read must be awaited, or it would be skipped
+
+
+def test_a_store_offers_nothing_inline_but_a_sync_store(store: AsyncStore) -> None:
+    # The engine hands whatever ``inline`` holds to the machine, to call inline: the SQLite
+    # store once kept its PRAGMA setting there, a string, and every request on it failed.
+    inline = getattr(store, "inline", None)
+    if inline is not None:
+        assert callable(inline.read)
+        assert callable(inline.commit)
+
+
+@pytest.mark.usefixtures("adapter")
+def test_a_server_answers_from_the_store(make_store: Callable[[], AsyncStore]) -> None:
+    backend = make_store()
+    try:
+        with running_server(echo.agent, store=backend) as url:
+            task = send_task(url, "kept")
+            assert state_of(task) == COMPLETED
+            assert get_task(url, task["id"]) == task
+            assert [t["id"] for t in list_tasks(url)["tasks"]] == [task["id"]]
+    finally:
+        # Closed here, not by the fixture: the store's worker-thread limiter belongs to the
+        # loop that served it, which may be trio's.
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
 
 
 # --- recovery: the tasks whose runs a restart left counting ---------------------------------------

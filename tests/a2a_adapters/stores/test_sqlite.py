@@ -114,7 +114,7 @@ def test_one_server_at_a_time_owns_a_file(tmp_path: Path) -> None:
 def test_store_urls(tmp_path: Path) -> None:
     store = open_store(f"sqlite:{tmp_path}/a.db?synchronous=normal")
     assert isinstance(store, SqliteStore)
-    assert store.synchronous == "NORMAL"
+    assert store.durability == "NORMAL"
     store.close()
     absolute = open_store(f"sqlite://{tmp_path}/b.db")
     assert isinstance(absolute, SqliteStore)

@@ -1,0 +1,58 @@
+"""The crash campaign (``tests/a2a_adapters/crash.py``), small: a few SIGKILLs at random moments
+under load, each checked after the restart. ``make crash`` runs it at full size.
+
+The seed draws the operations and the moments of the kills; a failure prints it, and
+``A2A_CRASH_SEED`` draws the same again (how they interleave with a real server's timing is
+chance all the same, so it replays the kind of run, not the run).
+"""
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from tests.a2a_adapters import crash
+
+#: Kills per run here; each costs about a second and a half.
+ROUNDS = 3
+
+
+def seed() -> int:
+    given = os.environ.get("A2A_CRASH_SEED")
+    return int(given) if given else random.randrange(1 << 32)  # noqa: S311  not a secret
+
+
+def test_a_server_killed_at_random_moments_keeps_every_promise(tmp_path: Path) -> None:
+    report = crash.run(ROUNDS, tmp_path, seed=seed())
+    summary = crash.summary(report)
+    print(summary)  # the counts, in the test's output (pytest -s, or on failure)
+    assert report.problem_count == 0, summary
+    counts = report.counts
+    assert counts.rounds == ROUNDS
+    # Each invariant was put to the test, not passed for want of cases.
+    assert counts.sends_acknowledged > 0, summary
+    assert counts.tasks_checked >= counts.sends_acknowledged // 2, summary
+    assert counts.resends > 0, summary
+    assert counts.streams_checked > 0, summary
+    assert counts.streams_resumed > 0, summary
+    assert counts.recovered > 0, summary
+    assert counts.runs > 0, summary
+
+
+@pytest.mark.parametrize(
+    ("store", "args", "says"),
+    [
+        # Tasks kept in memory are gone after a kill.
+        ("memory", [], "was lost"),
+        # Without idempotency, a re-sent message makes another task and runs again.
+        (None, ["--no-idempotency"], "a re-send of"),
+    ],
+    ids=["memory", "no-idempotency"],
+)
+def test_the_campaign_sees_a_server_that_breaks_a_promise(
+    tmp_path: Path, store: str | None, args: list[str], says: str
+) -> None:
+    report = crash.run(1, tmp_path, seed=seed(), store=store, args=args)
+    assert report.problem_count > 0, crash.summary(report)
+    assert any(says in problem for problem in report.problems), crash.summary(report)
