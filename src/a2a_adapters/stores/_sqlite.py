@@ -61,7 +61,7 @@ __all__ = ["SCHEMA_VERSION", "SqliteStore", "StoreUnavailable"]
 T = TypeVar("T")
 
 #: The schema this release writes (``PRAGMA user_version``).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Each schema version's steps from the one before (version 1: from an empty file).
 MIGRATIONS: dict[int, tuple[str, ...]] = {
@@ -109,6 +109,33 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             attempts INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (key, config_id, seq)
         ) STRICT, WITHOUT ROWID""",
+    ),
+    # Counts kept with every commit, so that a listing's total costs one lookup, not a count of
+    # the owner's tasks: per owner, and per owner and context; per state, and ('') in all.
+    3: (
+        """CREATE TABLE counts_by_owner (
+            principal TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            state TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            PRIMARY KEY (principal, tenant, state)
+        ) STRICT, WITHOUT ROWID""",
+        """CREATE TABLE counts_by_context (
+            principal TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            context_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            PRIMARY KEY (principal, tenant, context_id, state)
+        ) STRICT, WITHOUT ROWID""",
+        "INSERT INTO counts_by_owner SELECT principal, tenant, '', count(*) FROM tasks "
+        "GROUP BY principal, tenant",
+        "INSERT INTO counts_by_owner SELECT principal, tenant, state, count(*) FROM tasks "
+        "GROUP BY principal, tenant, state",
+        "INSERT INTO counts_by_context SELECT principal, tenant, context_id, '', count(*) "
+        "FROM tasks GROUP BY principal, tenant, context_id",
+        "INSERT INTO counts_by_context SELECT principal, tenant, context_id, state, count(*) "
+        "FROM tasks GROUP BY principal, tenant, context_id, state",
     ),
 }
 
@@ -345,7 +372,7 @@ def _page(db: sqlite3.Connection, query: ListQuery) -> Page:
         where.append("updated_at >= ?")
         values.append(_micros(query.updated_since))
     filters = " AND ".join(where)
-    total = db.execute(f"SELECT count(*) FROM tasks WHERE {filters}", values).fetchone()[0]  # noqa: S608  the text is ours; values are bound
+    total = _total(db, query, filters, values)
     paged, bound = filters, list(values)
     if query.cursor is not None:
         paged += " AND (updated_at, key) < (?, ?)"
@@ -359,6 +386,66 @@ def _page(db: sqlite3.Connection, query: ListQuery) -> Page:
     more = len(rows) > query.page_size and records
     next_cursor = Cursor(records[-1].updated_at, records[-1].id) if more else None
     return Page(tuple(records), total, next_cursor)
+
+
+def _total(db: sqlite3.Connection, query: ListQuery, filters: str, values: list[Any]) -> int:
+    """How many tasks match ``query``: the kept count, unless a time filter asks for a range."""
+    if query.updated_since is not None:
+        counted: int = db.execute(
+            f"SELECT count(*) FROM tasks WHERE {filters}",  # noqa: S608  our text; values bound
+            values,
+        ).fetchone()[0]
+        return counted
+    owner, state = query.owner, query.state.value if query.state is not None else ""
+    if query.context_id:
+        row = db.execute(
+            "SELECT n FROM counts_by_context "
+            "WHERE principal = ? AND tenant = ? AND context_id = ? AND state = ?",
+            (owner.principal, owner.tenant, query.context_id, state),
+        ).fetchone()
+    else:
+        row = db.execute(
+            "SELECT n FROM counts_by_owner WHERE principal = ? AND tenant = ? AND state = ?",
+            (owner.principal, owner.tenant, state),
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+_Counted = tuple[str, str, str, str]  # principal, tenant, context id, state
+
+
+def _counted(db: sqlite3.Connection, key: str) -> _Counted | None:
+    """What the counts know of the task stored under ``key`` (``None``: no such task)."""
+    row = db.execute(
+        "SELECT principal, tenant, context_id, state FROM tasks WHERE key = ?", (key,)
+    ).fetchone()
+    return (row[0], row[1], row[2], row[3]) if row else None
+
+
+def _count(db: sqlite3.Connection, counted: _Counted, delta: int) -> None:
+    """Move the counts a task is in by ``delta``. A count that reaches zero goes, so that the
+    counts of contexts whose tasks have all expired do not pile up."""
+    principal, tenant, context_id, state = counted
+    db.executemany(
+        "INSERT INTO counts_by_owner (principal, tenant, state, n) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT DO UPDATE SET n = n + excluded.n",
+        [(principal, tenant, "", delta), (principal, tenant, state, delta)],
+    )
+    db.executemany(
+        "INSERT INTO counts_by_context (principal, tenant, context_id, state, n) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET n = n + excluded.n",
+        [(principal, tenant, context_id, "", delta), (principal, tenant, context_id, state, delta)],
+    )
+    if delta < 0:
+        db.execute(
+            "DELETE FROM counts_by_owner WHERE principal = ? AND tenant = ? AND n = 0",
+            (principal, tenant),
+        )
+        db.execute(
+            "DELETE FROM counts_by_context "
+            "WHERE principal = ? AND tenant = ? AND context_id = ? AND n = 0",
+            (principal, tenant, context_id),
+        )
 
 
 def _expired(db: sqlite3.Connection, query: ExpiryQuery) -> Expired:
@@ -464,6 +551,9 @@ def _apply(db: sqlite3.Connection, writes: Sequence[Write]) -> bool:
         stored[key] = (record.version, len(record.messages), record.seq)
     for index, write in enumerate(writes):
         if isinstance(write, Delete):
+            gone = _counted(db, write.task_id)
+            if gone is not None:
+                _count(db, gone, -1)
             for forget in _FORGET:
                 db.execute(forget, (write.task_id,))
         elif isinstance(write, Sent):
@@ -483,6 +573,14 @@ def _apply(db: sqlite3.Connection, writes: Sequence[Write]) -> bool:
 def _put(db: sqlite3.Connection, write: Put, added: Sequence[tuple[str, str]]) -> None:
     record = write.record
     key, owner, state = record.id, record.owner, record.state
+    # Most writes (an artifact, a message) leave the counts as they were: only a new task, a
+    # new state or (never, today) a new owner or context moves them.
+    before = _counted(db, key)
+    now: _Counted = (owner.principal, owner.tenant, record.task.context_id, state.value)
+    if before != now:
+        if before is not None:
+            _count(db, before, -1)
+        _count(db, now, +1)
     db.execute(
         "INSERT INTO tasks (key, version, principal, tenant, context_id, state, terminal, "
         "running, updated_at, seq, messages, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "

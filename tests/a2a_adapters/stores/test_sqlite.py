@@ -26,7 +26,7 @@ from a2a_core.store import (
     Sent,
 )
 
-from .test_conformance import ALICE, bump, record, run
+from .test_conformance import ALICE, bump, query, record, run
 
 
 def filled(path: Path) -> None:
@@ -59,14 +59,20 @@ def test_everything_survives_reopening(tmp_path: Path) -> None:
 def test_an_older_file_is_migrated_and_keeps_its_tasks(tmp_path: Path) -> None:
     path = tmp_path / "tasks.db"
     filled(path)
-    # What version 1 of the schema was: no outbox.
+    # What version 1 of the schema was: no outbox (version 2), no kept counts (version 3).
     with sqlite3.connect(path) as db:
-        db.execute("DROP TABLE outbox")
+        for table in ("outbox", "counts_by_owner", "counts_by_context"):
+            db.execute(f"DROP TABLE {table}")
         db.execute("PRAGMA user_version = 1")
     store = SqliteStore(path)
     try:
-        assert store.schema_version == SCHEMA_VERSION == 2
+        assert store.schema_version == SCHEMA_VERSION == 3
         assert run(store.read(Reads(task_id="t1"))).task is not None
+        # The counts were made from the tasks the file held.
+        for listing in (query(), query(context_id="ctx"), query(state=TaskState.WORKING)):
+            page = run(store.read(Reads(listing=listing))).page
+            assert page is not None
+            assert page.total == 1
         later = bump(attrs.evolve(record("t1"), seq=2, messages=(("m-1", "f"),)))
         later = attrs.evolve(later, seq=3)
         event = LoggedEvent(3, later.task)
