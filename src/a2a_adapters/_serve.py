@@ -115,6 +115,7 @@ def build_engine(
     rest: bool = True,
     error_mapping: ErrorMapping | str = ErrorMapping.V1_0_1,
     idempotent_sends: bool = True,
+    on_restart: str = "fail",
     card_v03_fields: bool = True,
     shutdown_grace: float = 5.0,
     max_json_depth: int = _CORE_DEFAULTS["max_json_depth"],
@@ -136,7 +137,8 @@ def build_engine(
     to finish when the server stops. The request limits (``max_body_bytes``, ``max_json_depth``,
     ``max_json_items``, ``max_message_parts``, ``max_task_messages``) and
     ``direct_reply_window`` (seconds a streamed send holds its task for a direct reply) are the
-    :class:`~a2a_core.CoreConfig` fields of those names.
+    :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
+    ``"rerun"``: what becomes of a task whose run a restart cut).
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -153,6 +155,7 @@ def build_engine(
         rest=rest,
         error_mapping=error_mapping,
         idempotent_sends=idempotent_sends,
+        on_restart=on_restart,
         card_v03_fields=card_v03_fields,
         push_notifications=push is not False,
         push_allow_hosts=push_allow_hosts,
@@ -194,6 +197,7 @@ def serve(
     loop: Literal["asyncio", "trio"] = "asyncio",
     error_mapping: ErrorMapping | str = ErrorMapping.V1_0_1,
     idempotent_sends: bool = True,
+    on_restart: str = "fail",
     card_v03_fields: bool = True,
     shutdown_grace: float = 5.0,
     limits: ConnectionLimits = DEFAULT_LIMITS,
@@ -247,6 +251,7 @@ def serve(
             max_body_bytes=max_body_bytes,
             error_mapping=error_mapping,
             idempotent_sends=idempotent_sends,
+            on_restart=on_restart,
             card_v03_fields=card_v03_fields,
             shutdown_grace=shutdown_grace,
             max_json_depth=max_json_depth,

@@ -104,6 +104,14 @@ def _parser() -> argparse.ArgumentParser:
         "to trade the last commits before a power loss for speed), or memory (gone on exit)",
     )
     run.add_argument(
+        "--on-restart",
+        choices=["fail", "rerun"],
+        default="fail",
+        help="what becomes of a task whose agent run a restart or crash cut short: fail it with "
+        "a record of why (the default), or rerun the agent on the task's last message (only "
+        "for agents that may safely run twice)",
+    )
+    run.add_argument(
         "--loop",
         choices=["asyncio", "trio"],
         default="asyncio",
@@ -374,6 +382,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             loop=args.loop,
             error_mapping=args.error_mapping,
             idempotent_sends=not args.no_idempotency,
+            on_restart=args.on_restart,
             card_v03_fields=not args.strict_v1_card,
             shutdown_grace=args.shutdown_grace,
             limits=_limits(args),

@@ -179,6 +179,11 @@ class CoreConfig:
     #: task's size) from growing without end. The agent's own messages count, and are never
     #: refused.
     max_task_messages: int | None = 1000
+    #: What a server does, when it starts, with a task whose run the process before it left
+    #: submitted or working (no run survives its process): ``"fail"`` it with a record of why,
+    #: or ``"rerun"``: start the agent again on the task's last message from the user. Opt in
+    #: only for agents that may safely run twice on one message.
+    on_restart: str = attrs.field(default="fail", validator=attrs.validators.in_(("fail", "rerun")))
 
     def __attrs_post_init__(self) -> None:
         if self.max_task_messages is not None and self.max_task_messages < 1:

@@ -23,6 +23,7 @@ __all__ = [
     "Dialect",
     "Input",
     "Operation",
+    "Rerun",
     "Tick",
     "World",
 ]
@@ -103,6 +104,15 @@ class AgentDone:
 
 
 @attrs.frozen
+class Rerun:
+    """The server restarted while run ``run`` counted: start the agent again on the task's
+    last message from the user (``CoreConfig.on_restart="rerun"``)."""
+
+    task_id: str
+    run: int
+
+
+@attrs.frozen
 class Tick:
     """The deadline the core asked for (``Decision.wake_at``) has passed; it is now ``now``.
 
@@ -112,7 +122,7 @@ class Tick:
     now: datetime
 
 
-Input = Call | AgentOutput | AgentDone | Tick
+Input = Call | AgentOutput | AgentDone | Rerun | Tick
 
 
 @attrs.frozen

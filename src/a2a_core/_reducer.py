@@ -35,7 +35,7 @@ from ._changes import view
 from ._config import CoreConfig
 from ._effects import AwaitTask, Decision, Fail, Respond
 from ._errors import A2AError, UnsupportedOperationError
-from ._inputs import AgentDone, AgentOutput, Call, Input, Operation, Tick, World
+from ._inputs import AgentDone, AgentOutput, Call, Input, Operation, Rerun, Tick, World
 from ._model import TaskPushNotificationConfig
 from ._outputs import agent_done, agent_output
 from ._records import Owner, TaskRecord
@@ -49,7 +49,7 @@ from ._requests import (
     SendMessageRequest,
     SubscribeToTaskRequest,
 )
-from ._sends import send, settled_reply
+from ._sends import rerun, send, settled_reply
 from ._storage import ExpiryQuery, MessageKey, Reads, Snapshot
 from ._task_calls import cancel, list_reply, push_call, subscription
 from ._validation import check_history_length, list_query
@@ -101,7 +101,7 @@ class Reducer:
                 | DeleteTaskPushNotificationConfigRequest(task_id=task_id, tenant=tenant)
             ):
                 return task_reads(Owner(inp.caller.principal, tenant), task_id)
-            case AgentOutput(task_id=task_id) | AgentDone(task_id=task_id):
+            case AgentOutput(task_id=task_id) | AgentDone(task_id=task_id) | Rerun(task_id=task_id):
                 return Reads(task_id=task_id)
             case Tick(now=now) if self.config.task_ttl is not None:
                 return Reads(
@@ -121,6 +121,8 @@ class Reducer:
                 decision = agent_output(self.config, inp, snapshot.task, ctx)
             case AgentDone():
                 decision = agent_done(self.config, inp, snapshot.task, ctx)
+            case Rerun():
+                decision = rerun(inp, snapshot.task)
             case Tick():
                 return sweep(self.config, inp.now, snapshot.expired)
         return with_expiry_alarm(self.config, decision)

@@ -17,8 +17,8 @@ from ._changes import claim, commit, status_event, view, with_push_config
 from ._config import CoreConfig
 from ._effects import AwaitTask, CallReply, Decision, Effect, Respond, StartRun, StopRun
 from ._errors import UnsupportedOperationError
-from ._inputs import Call, Dialect, World
-from ._model import Message, Task, TaskPushNotificationConfig, TaskState, TaskStatus
+from ._inputs import Call, Dialect, Rerun, World
+from ._model import Message, Role, Task, TaskPushNotificationConfig, TaskState, TaskStatus
 from ._records import Owner, TaskRecord, message_fingerprint, named_key
 from ._requests import SendMessageRequest
 from ._states import IllegalTransition, RunEffect, RunTrigger, Trigger, run_step, transition
@@ -35,7 +35,7 @@ from ._validation import (
 )
 from ._visibility import live, mine, owned
 
-__all__ = ["send", "settled_reply"]
+__all__ = ["last_user_message", "rerun", "send", "settled_reply"]
 
 
 def settled_reply(wait: AwaitTask, record: TaskRecord) -> Respond:
@@ -260,6 +260,27 @@ def _follow_up(
     effects.extend(published)
     effects.append(StartRun(record.id, run, _agent_context(updated, message, request)))
     return put, tuple(effects)
+
+
+def last_user_message(record: TaskRecord) -> Message | None:
+    """The message a task's current run was started on: its user's latest."""
+    return next((m for m in reversed(record.task.history) if m.role is Role.USER), None)
+
+
+def rerun(again: Rerun, record: TaskRecord | None) -> Decision:
+    """Start the agent again on the task's last user message, as a new run (its run before
+    died with the server that ran it). A run that no longer counts is not run again."""
+    message = last_user_message(record) if record is not None else None
+    if record is None or message is None or not (record.running and record.run == again.run):
+        return Decision()
+    run_effects, running = run_step(record.running, RunTrigger.TURN)
+    updated = attrs.evolve(record, version=record.version + 1, run=record.run + 1, running=running)
+    effects: list[Effect] = []
+    if RunEffect.STOP_CURRENT in run_effects:
+        effects.append(StopRun(record.id, record.run))  # (long gone; the table says so anyway)
+    request = SendMessageRequest(message, tenant=record.owner.tenant)
+    effects.append(StartRun(updated.id, updated.run, _agent_context(updated, message, request)))
+    return Decision(writes=(Put(updated, record.version),), effects=tuple(effects))
 
 
 def _agent_context(

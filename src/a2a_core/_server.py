@@ -74,8 +74,9 @@ from ._effects import (
 )
 from ._errors import InternalError
 from ._http import Dispatch, HttpRequest, HttpResponse
-from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Tick, World
+from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Rerun, Tick, World
 from ._records import TaskRecord
+from ._sends import last_user_message
 from ._storage import (
     LoggedEvent,
     OutboxQuery,
@@ -711,10 +712,15 @@ class Server:
     def _settle_orphans(self, records: tuple[TaskRecord, ...], now: datetime) -> None:
         """End every run that counted when the server before this one stopped: no run
         survives its process. A task it left submitted or working is failed with a record of
-        why; one it left waiting for its user keeps waiting, as when a run ends there."""
+        why (or, with ``on_restart="rerun"``, run again on its user's last message); one it left
+        waiting for its user keeps waiting, as when a run ends there."""
         for record in records:
             if self._runs.get(record.id) == record.run:
                 continue  # a run this server started since (a client continued the task)
+            again = self.core.config.on_restart == "rerun" and last_user_message(record)
+            if not record.state.settled and again:
+                self._start(_Job(Rerun(record.id, record.run)), now)
+                continue
             left = None if record.state.settled else RunAbandoned(restarted=True)
             self._start(_Job(AgentDone(record.id, record.run, error=left)), now)
         if len(records) == RECOVER_BATCH:

@@ -24,7 +24,7 @@ from ._effects import (
     StopRun,
 )
 from ._http import Binding, Dispatch
-from ._inputs import AgentDone, AgentOutput, Call, Dialect, Input, Operation, Tick, World
+from ._inputs import AgentDone, AgentOutput, Call, Dialect, Input, Operation, Rerun, Tick, World
 from ._states import (
     RUNS,
     TRANSITIONS,
@@ -60,6 +60,7 @@ __all__ = [
     "Operation",
     "Publish",
     "Push",
+    "Rerun",
     "Respond",
     "RunEffect",
     "RunState",

@@ -179,6 +179,22 @@ def test_a_run_cut_by_a_kill_fails_and_a_question_still_waits(
     )
 
 
+def test_told_to_rerun_a_restart_runs_the_cut_run_again_to_its_end(
+    store: str, agent_log: Path
+) -> None:
+    long_run = send_params("work 300 20", return_immediately=True)
+    with serving(store, agent_log=agent_log) as server:
+        cut = result_of(rpc(server.url, "SendMessage", long_run))["task"]
+        running(server.url, cut["id"], agent_log)
+        server.kill()
+    with serving(store, agent_log=agent_log, args=["--on-restart", "rerun"]) as server:
+        done = wait_for_state(server.url, cut["id"], {COMPLETED}, timeout=RECOVERY_TIMEOUT)
+    assert done["history"][0] == cut["history"][0]
+    # The message ran twice: once cut by the kill, once to the end.
+    message_id = long_run["message"]["messageId"]
+    assert runs(agent_log).count((cut["id"], message_id)) == 2
+
+
 # --- streams resumed across a restart -----------------------------------------------------------
 
 

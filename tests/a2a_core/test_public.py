@@ -86,6 +86,7 @@ EXPECTED: dict[str, set[str]] = {
         "url_problem",
     },
     "a2a_core.decisions": {
+        "Rerun",
         "Advance",
         "AgentDone",
         "AgentOutput",

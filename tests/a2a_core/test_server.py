@@ -437,6 +437,40 @@ def test_a_restart_fails_the_tasks_whose_runs_it_left_behind(monkeypatch: Any) -
     assert not after.pending
 
 
+def test_a_restart_may_run_the_cut_runs_again_when_told_to() -> None:
+    before = Board()
+    send(before, "work", mid="m-1", returnImmediately=True)
+    before.settle()
+    cut = before.run_of()
+    send(before, "ask", mid="m-2", returnImmediately=True)
+    before.settle()
+    asking = before.run_of()
+    before.server.agent_output(asking.task_id, asking.run, input_required("who?"), before.now)
+    before.settle()
+    after = restarted(before)
+    after.server = Server(Core(CoreConfig(card=CARD, on_restart="rerun")))
+    after.server.tick(after.now)
+    after.settle()
+    again = after.run_of(cut.task_id)
+    assert again.run == cut.run + 1
+    assert again.context.message == cut.context.message  # the user's message, once more
+    assert [r.task_id for r in after.seen if isinstance(r, StartRun)] == [cut.task_id]
+    record = after.tasks.read(Reads(task_id=cut.task_id)).task
+    assert record is not None
+    assert record.state is TaskState.SUBMITTED  # as the cut run left it: nothing is made up
+    assert record.running
+    assert record.run == again.run
+    # The new run counts: its output finishes the task.
+    after.server.agent_output(again.task_id, again.run, completed("done again"), after.now)
+    after.settle()
+    finished = after.tasks.read(Reads(task_id=cut.task_id)).task
+    assert finished is not None
+    assert finished.state is TaskState.COMPLETED
+    waiting = after.tasks.read(Reads(task_id=asking.task_id)).task
+    assert waiting is not None
+    assert waiting.state is TaskState.INPUT_REQUIRED  # a question is never run again
+
+
 def pushes(board: Board) -> list[Notify]:
     return [a for a in board.seen if isinstance(a, Notify)]
 
