@@ -171,6 +171,8 @@ class SqliteStore:
         # One call at a time queues on the loop, not in a thread; a limiter belongs to one
         # event loop, and a store may outlive one (a test reads it after its server stopped).
         self._limiter: RunVar[anyio.CapacityLimiter] = RunVar(f"a2a-sqlite-{id(self)}")
+        # Commits waiting for the one being written; the next to write takes them all.
+        self._queued: list[_Queued] = []
         self._owner_lock = self._claim()
         try:
             self._db = self._connect()
@@ -267,7 +269,30 @@ class SqliteStore:
         return await self._in_thread(self._read, reads)
 
     async def commit(self, writes: Sequence[Write]) -> bool:
-        return await self._in_thread(self._commit, writes)
+        # Group commit: the commits that queued up while one was being written go to disk
+        # together, in one transaction, each in a savepoint of its own, so each keeps its own
+        # outcome (a conflict or an error undoes that one only) and none is answered before
+        # the transaction that holds it is on disk. Under load that is one fsync for many.
+        waiting = _Queued(tuple(writes))
+        self._queued.append(waiting)
+        try:
+            async with self._limiter_here():
+                if waiting.outcome is None:
+                    batch, self._queued = self._queued, []
+                    # Shielded: once a group is taken off the queue it is written and every
+                    # member told, or a member would be written twice, or never answered.
+                    with anyio.CancelScope(shield=True):
+                        outcomes = await anyio.to_thread.run_sync(self._commit_all, batch)
+                    for entry, outcome in zip(batch, outcomes, strict=True):
+                        entry.outcome = outcome
+        except anyio.get_cancelled_exc_class():
+            if waiting.outcome is None and waiting in self._queued:
+                self._queued.remove(waiting)  # never started: nothing of it is written
+            raise
+        result = waiting.outcome
+        if isinstance(result, BaseException):
+            raise result
+        return result is True
 
     async def aclose(self) -> None:
         await self._in_thread(self._close)
@@ -281,15 +306,18 @@ class SqliteStore:
             count: int = self._db.execute("SELECT count(*) FROM tasks").fetchone()[0]
             return count
 
-    async def _in_thread(self, call: Callable[[Any], T], argument: Any = None) -> T:
-        # A worker thread is never abandoned: cancelling the caller waits for it to finish, so
-        # a commit that has started is always finished (or rolled back), never cut in half.
+    def _limiter_here(self) -> anyio.CapacityLimiter:
         try:
-            limiter = self._limiter.get()
+            return self._limiter.get()
         except LookupError:
             limiter = anyio.CapacityLimiter(1)
             self._limiter.set(limiter)
-        return await anyio.to_thread.run_sync(call, argument, limiter=limiter)
+            return limiter
+
+    async def _in_thread(self, call: Callable[[Any], T], argument: Any = None) -> T:
+        # A worker thread is never abandoned: cancelling the caller waits for it to finish, so
+        # a call that has started is always finished (or rolled back), never cut in half.
+        return await anyio.to_thread.run_sync(call, argument, limiter=self._limiter_here())
 
     def _close(self, _: object = None) -> None:
         with self._lock:
@@ -344,19 +372,51 @@ class SqliteStore:
     # --- commits ------------------------------------------------------------------------------
 
     def _commit(self, writes: Sequence[Write]) -> bool:
+        """One commit on its own (what a group of one is)."""
+        (outcome,) = self._commit_all([_Queued(tuple(writes))])
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def _commit_all(self, batch: Sequence["_Queued"]) -> list[bool | BaseException]:
+        """Write ``batch`` in one transaction, each commit in its savepoint, in order: what
+        each would have done alone, since each sees the ones before it. The outcome of each:
+        done, refused (a version or message id that no longer holds) or the error it raised;
+        if the transaction itself fails, every one of them fails with that error."""
+        outcomes: list[bool | BaseException] = []
         with self._lock:
             db = self._db
-            db.execute("BEGIN IMMEDIATE")
             try:
-                done = _apply(db, writes)
-                db.execute("COMMIT" if done else "ROLLBACK")
-            except BaseException:
-                # SQLite rolls back by itself on some errors (a full disk): roll back only what
-                # is still open, so that the error that matters is the one raised.
+                db.execute("BEGIN IMMEDIATE")
+                for entry in batch:
+                    db.execute("SAVEPOINT one_commit")
+                    try:
+                        done: bool | BaseException = _apply(db, entry.writes)
+                    except Exception as error:
+                        if not db.in_transaction:
+                            raise  # SQLite undid the whole transaction itself (a full disk)
+                        done = error
+                    if done is not True:
+                        db.execute("ROLLBACK TO one_commit")
+                    db.execute("RELEASE one_commit")
+                    outcomes.append(done)
+                db.execute("COMMIT")
+            except BaseException as error:
+                # Roll back only what is still open, so that the error that matters is raised.
                 if db.in_transaction:
                     db.execute("ROLLBACK")
-                raise
-            return done
+                return [error] * len(batch)
+        return outcomes
+
+
+class _Queued:
+    """A commit waiting its turn, and once written, how it went."""
+
+    __slots__ = ("outcome", "writes")
+
+    def __init__(self, writes: tuple[Write, ...]) -> None:
+        self.writes = writes
+        self.outcome: bool | BaseException | None = None
 
 
 def _page(db: sqlite3.Connection, query: ListQuery) -> Page:

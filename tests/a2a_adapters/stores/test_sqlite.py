@@ -9,7 +9,9 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
+import anyio
 import attrs
 import pytest
 
@@ -213,5 +215,50 @@ def test_a_terminal_task_is_found_by_the_expiry_index(tmp_path: Path) -> None:
             "ORDER BY updated_at, key LIMIT 5"
         ).fetchall()
         assert any("tasks_terminal" in str(row) for row in plan), plan
+    finally:
+        store.close()
+
+
+def test_commits_written_together_keep_their_own_outcomes(tmp_path: Path) -> None:
+    """Group commit: the commits queued behind one go to disk in one transaction, and each
+    is done, refused or failed as it would have been alone."""
+    store = SqliteStore(tmp_path / "tasks.db")
+    groups: list[int] = []
+    write_all = store._commit_all
+
+    def counted(batch: Any) -> Any:
+        groups.append(len(batch))
+        return write_all(batch)
+
+    store._commit_all = counted  # type: ignore[method-assign]
+
+    async def scenario() -> dict[str, bool | str]:
+        assert await store.commit([Put(record("race"), 0)])
+        outcomes: dict[str, bool | str] = {}
+
+        async def commit(name: str, writes: list[Put]) -> None:
+            try:
+                outcomes[name] = await store.commit(writes)
+            except UsageError as error:
+                outcomes[name] = str(error)
+
+        gap = Put(attrs.evolve(record("gap"), seq=5), 0, (LoggedEvent(5, record("gap").task),))
+        async with anyio.create_task_group() as group:
+            for n in range(20):
+                group.start_soon(commit, f"new-{n}", [Put(record(f"t{n}"), 0)])
+            group.start_soon(commit, "gap", [gap])
+            for n in range(5):  # five writers decided on version 1: one of them wins
+                group.start_soon(commit, f"race-{n}", [Put(bump(record("race"), at=n), 1)])
+        return outcomes
+
+    try:
+        outcomes = run(scenario())
+        assert all(outcomes[f"new-{n}"] is True for n in range(20))
+        assert "without a gap" in str(outcomes["gap"])
+        assert sorted(outcomes[f"race-{n}"] is True for n in range(5)) == [False] * 4 + [True]
+        assert len(store) == 21  # the twenty, the race's task; nothing of the failed one
+        assert run(store.read(Reads(task_id="gap"))).task is None
+        assert sum(groups) == 27
+        assert max(groups) > 1, groups  # they were written together, not one by one
     finally:
         store.close()
