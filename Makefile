@@ -10,7 +10,7 @@
 # and, when wanted, make bench: ours against the official a2a-sdk (about twelve minutes),
 # make fuzz: the hostile fuzz tests at volume (FUZZ=N requests per dialect; about ten minutes),
 # and make crash: a server on a SQLite file killed with SIGKILL under load and checked after
-# each restart (ROUNDS=N kills, default 12; about half a minute).
+# each restart, push notifications included (ROUNDS=N kills, default 12; about a minute).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin

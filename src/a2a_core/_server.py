@@ -48,7 +48,8 @@ Rules for transports: call the server from one thread at a time (it is not threa
 the actions after every call, and after every call look at :meth:`Server.next_deadline` again:
 when it comes, call :meth:`Server.tick`. Tick once at start, too: the first tick settles what
 the process before this one left in the store (tasks that expired meanwhile, tasks whose runs
-died with it, push notifications it still owed).
+died with it, push notifications it still owed; the notifications of events decided while
+those are read wait for them, so that each webhook's go out in the order of their events).
 """
 
 import itertools
@@ -309,6 +310,11 @@ class Server:
         # are kept here until their end is reported, so that none is handed out twice.
         self._outboxed = self._reading_outbox = not core.config.push_notifications
         self._owed: set[tuple[str, str, int]] = set()
+        # Notifications decided while the outbox is being read wait until it is read: one
+        # webhook's older notifications may still be in it (in a later batch), and go first.
+        self._holding = False
+        self._held_pushes: list[Push] = []
+        self._read_owed: set[tuple[str, str, int]] = set()  # handed out from it meanwhile
         self._closing = False
         #: How many times a stream fell a whole window behind (and read on from the log).
         self.stalls = 0
@@ -664,17 +670,25 @@ class Server:
                 case StopRun(task_id=task_id, run=run):
                     self._end_run(task_id, run)
                     self._act(effect)
-                case Push(task_id=task_id, config=config, event=event):
-                    owed = (task_id, config.id, event.seq)
-                    if owed not in self._owed:
-                        self._owed.add(owed)
-                        self._act(self.core.notification(effect))
+                case Push():
+                    if self._holding:
+                        self._held_pushes.append(effect)
+                    else:
+                        self._hand_out(effect)
                 case Publish(record=record, events=events, settled=settled):
                     self._publish(record, events, settled, now)
                 case _:
                     assert_never(effect)
 
+    def _hand_out(self, push: Push, attempts: int = 0) -> None:
+        """A :class:`Notify` for ``push``, unless one is out already (until it is reported)."""
+        key = (push.task_id, push.config.id, push.event.seq)
+        if key not in self._owed:
+            self._owed.add(key)
+            self._act(self.core.notification(push, attempts))
+
     def _read_outbox(self, after: tuple[str, str, int] | None, now: datetime) -> None:
+        self._holding = True
         op = next(self._ops)
         self._jobs[op] = _Owed()
         self._store(op, Read(op, Reads(outbox=OutboxQuery(RECOVER_BATCH, after))))
@@ -688,16 +702,20 @@ class Server:
             if config is None:  # the config was deleted since: nothing is owed to anyone
                 self._note(Sent(record.id, pending.config_id, event.seq), now)
                 continue
-            key = (record.id, config.id, event.seq)
-            if key not in self._owed:
-                self._owed.add(key)
-                push = Push(record.id, config, event)
-                self._act(self.core.notification(push, pending.attempts))
+            self._read_owed.add((record.id, config.id, event.seq))
+            self._hand_out(Push(record.id, config, event), pending.attempts)
         if len(owed) == RECOVER_BATCH:
             last = owed[-1]
             self._read_outbox((last.record.id, last.config_id, last.event.seq), now)
         else:
-            self._outboxed, self._reading_outbox = True, False
+            # Read to its end: what was decided meanwhile goes out after it (what the outbox
+            # held of it already went, in its webhook's order, and is not handed out twice).
+            self._outboxed, self._reading_outbox, self._holding = True, False, False
+            held, self._held_pushes = self._held_pushes, []
+            read, self._read_owed = self._read_owed, set()
+            for push in held:
+                if (push.task_id, push.config.id, push.event.seq) not in read:
+                    self._hand_out(push)
 
     def _note(self, sent: Sent, now: datetime) -> None:
         op = next(self._ops)

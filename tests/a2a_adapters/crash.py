@@ -23,9 +23,12 @@ while it starts. What is checked after every restart, black-box over HTTP:
 * from the agent's own log of runs (``crash_agent``): no message id started a run twice, and
   every message that ran is in the store (nothing ran on a commit the kill undid);
 * the sends the kill left unanswered, sent again: each returns the task the store has for it,
-  or (never stored) creates one and runs once; no task is in the store that none explains.
-
-Push notifications are not durable yet (issue 14's outbox), so none are checked.
+  or (never stored) creates one and runs once; no task is in the store that none explains;
+* no push notification is lost: half the new tasks are sent with a push config whose webhook
+  is a real receiver that goes down at random (503, retried), across kills too; once it is up
+  again and recovery has run, every event of each such task's log reached it at least once
+  under its ``X-A2A-Notification-Id``, with the logged event as its body, first deliveries in
+  order, or was given up on after ``MAX_ATTEMPTS`` refusals (``crash_push.py`` says how).
 
 ``tests/a2a_adapters/test_crash.py`` runs a few rounds in CI; ``python -m benchmarks.crash``
 runs the full campaign and prints the counts.
@@ -43,7 +46,8 @@ from typing import Any
 
 import httpx
 
-from tests.a2a_adapters import processes
+from tests.a2a_adapters import crash_push, processes
+from tests.a2a_adapters.crash_push import PUSH_PATH, Drops, Hook, Ledger, Owed, Webhooks
 from tests.a2a_adapters.sse import Event, SseParser
 from tests.a2a_adapters.support import (
     A2A_HEADERS,
@@ -57,6 +61,7 @@ from tests.a2a_adapters.support import (
     state_of,
     status_text,
 )
+from tests.a2a_adapters.webhooks import Receiver, receiving
 
 Json = dict[str, Any]
 
@@ -82,6 +87,12 @@ STREAM_CHECK_TIMEOUT = 5.0
 RESEND_SAMPLE = 50
 #: Problems kept in full (the count goes on past it).
 MAX_PROBLEMS = 50
+#: Seconds without a new event after which the replay of a task waiting for input (whose
+#: subscription stays open) is taken as its whole log; and how many logs are read at once.
+LOG_QUIET = 0.3
+LOG_READERS = 16
+#: How the campaign's webhook receiver fails, unless told otherwise.
+WEBHOOKS = Webhooks()
 
 #: The load's operations and how often each is drawn.
 OPERATIONS = {
@@ -124,10 +135,14 @@ class Counts:
     runs: int = 0
     #: Tasks the campaign made (each checked after every restart from its own on).
     tasks: int = 0
+    #: What the webhooks saw (``crash_push.PushCounts``).
+    push: crash_push.PushCounts = field(default_factory=crash_push.PushCounts)
     seconds: float = 0.0
 
     def lines(self) -> list[str]:
-        return [f"{name.replace('_', ' ')}: {value}" for name, value in vars(self).items()]
+        found = {**vars(self), **vars(self.push)}
+        del found["push"]
+        return [f"{name.replace('_', ' ')}: {value}" for name, value in found.items()]
 
 
 @dataclass
@@ -191,9 +206,19 @@ def rpc_body(method: str, params: Json) -> Json:
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
 
 
+def push_config(params: Json) -> Json | None:
+    config: Json | None = params.get("configuration", {}).get("taskPushNotificationConfig")
+    return config
+
+
 def resend_params(params: Json) -> Json:
-    """The same message again, answered at once (its task is settled, or is new)."""
-    return {"message": params["message"], "configuration": {"returnImmediately": True}}
+    """The same message again, answered at once (its task is settled, or is new), with its
+    push config (a task the first send never stored gets it; a stored one ignores it)."""
+    configuration: Json = {"returnImmediately": True}
+    config = push_config(params)
+    if config is not None:
+        configuration["taskPushNotificationConfig"] = config
+    return {"message": params["message"], "configuration": configuration}
 
 
 class Problems:
@@ -284,8 +309,11 @@ def _payload(event: Event, *, rest: bool) -> Json:
 class Campaign:
     """The tasks, streams and messages clients saw, kept across rounds, and the checks."""
 
-    def __init__(self, workdir: Path, *, seed: int) -> None:
-        self.store = f"sqlite:{workdir / 'tasks.db'}"
+    def __init__(
+        self, workdir: Path, receiver: Receiver, *, seed: int, webhooks: Webhooks = WEBHOOKS
+    ) -> None:
+        self.file: Path | None = workdir / "tasks.db"
+        self.store = f"sqlite:{self.file}"
         self.agent_log = workdir / "runs.log"
         self.rng = random.Random(seed)  # noqa: S311  a workload, not a secret
         self.counts = Counts()
@@ -301,12 +329,33 @@ class Campaign:
         self.live: list[str] = []  # tasks sent without blocking (cancels and subscriptions)
         self.killed_at: float | None = None
         self.listed_at = 0.0  # when the last listing of every task was asked for
+        # The webhooks: the receiver and how it fails, the tasks with a config, what reached
+        # the receiver and what servers gave up on, what each kill left owed.
+        self.receiver = receiver
+        self.webhooks = webhooks
+        self.hooks: dict[str, Hook] = {}
+        self.ledger = Ledger(receiver, self.problems.add)
+        self.drops = Drops()
+        self.owed: list[Owed] = []
+        self.outage_left = 0.0  # seconds of the checks the receiver stays down after a kill
+        self.server: processes.ServerProcess | None = None  # the one being checked
 
-    def server_errors(self, server: processes.ServerProcess, loop: str) -> None:
-        """Whatever a server logged as an error is a problem: none is expected of it."""
+    def server_ended(self, server: processes.ServerProcess, loop: str) -> None:
+        """Whatever a server logged as an error is a problem: none is expected of it. What it
+        gave up on (a warning) is kept, for the push checks."""
         for line in server.log:
             if line.startswith(("ERROR", "CRITICAL")):
                 self.problems.add(f"the server on {loop} logged: {line.strip()}")
+        self.drops.server_ended(server.log)
+
+    def killed(self, at: float) -> None:
+        """A server was killed at ``at``: note what its outbox still owed (read-only)."""
+        if self.file is not None:
+            rows = crash_push.read_outbox(self.file)
+            if rows is None:  # a limit of the look, not of the server: counted, not a problem
+                self.counts.push.outboxes_unread += 1
+            else:
+                self.owed.append(Owed(at, rows))
 
     # --- what clients were told ------------------------------------------------------------
 
@@ -347,6 +396,22 @@ class Campaign:
         self.pending.pop(message_id, None)
         self.task(task_id).messages[message_id] = params
         self.acked.append((message_id, task_id, params))
+        config = push_config(params)
+        if config is not None and task_id not in self.hooks:
+            self.hooks[task_id] = Hook(task_id, config["token"], config.get("id"))
+
+    def with_push(self, params: Json) -> Json:
+        """``params`` of a new task, given a push config at random (half of them with an id
+        of the campaign's choosing, the others with the server's)."""
+        if self.rng.random() < self.webhooks.chance:
+            config = {
+                "url": self.receiver.url + PUSH_PATH,
+                "token": f"{self.rng.getrandbits(64):x}",
+            }
+            if self.rng.random() < 0.5:
+                config["id"] = f"hook-{self.rng.getrandbits(32):x}"
+            params.setdefault("configuration", {})["taskPushNotificationConfig"] = config
+        return params
 
     # --- the load -------------------------------------------------------------------------
 
@@ -355,10 +420,23 @@ class Campaign:
         self.killed_at = None
         self.acked, self.streams, self.pending = [], [], {}
         workers = [asyncio.create_task(self.worker(client)) for _ in range(WORKERS)]
+        flaky = asyncio.create_task(self.flaky())
         await asyncio.sleep(self.rng.uniform(*KILL_AFTER))
         # Noted before the signal: a worker whose exchange fails sees that the kill caused it.
         self.killed_at = time.monotonic()
         server.kill()
+        flaky.cancel()
+        self.killed(self.killed_at)
+        # The receiver is up again for the restart, or stays down into its checks.
+        plan = self.webhooks
+        if self.rng.random() < plan.long_outage_chance:
+            self.outage_left = plan.long_outage
+        elif self.rng.random() < plan.after_kill_chance:
+            self.outage_left = self.rng.uniform(*plan.after_kill)
+        else:
+            self.outage_left = 0.0
+        down = self.outage_left > 0
+        self.receiver.always(PUSH_PATH, plan.refusal if down else crash_push.ACCEPTED)
         done, _ = await asyncio.wait(workers, timeout=HTTP_TIMEOUT)
         for worker in workers:
             if worker not in done:
@@ -367,6 +445,14 @@ class Campaign:
             elif (error := worker.exception()) is not None:
                 self.problems.add(f"a client failed: {error!r}")
         self.counts.sends_cut += len(self.pending)
+
+    async def flaky(self) -> None:
+        """The receiver's outages during the load: down, up, down..., from a random start."""
+        plan, down = self.webhooks, self.rng.random() < 0.5
+        while True:
+            self.receiver.always(PUSH_PATH, plan.refusal if down else crash_push.ACCEPTED)
+            await asyncio.sleep(self.rng.uniform(*(plan.down if down else plan.up)))
+            down = not down
 
     async def worker(self, client: Client) -> None:
         names, weights = list(OPERATIONS), list(OPERATIONS.values())
@@ -402,17 +488,19 @@ class Campaign:
         return f"{self.rng.randint(low, high)} {self.rng.randint(*pause)}"
 
     async def blocking(self, client: Client) -> None:
-        params = send_params(f"work {self.steps(1, 4, (1, 8))}")
+        params = self.with_push(send_params(f"work {self.steps(1, 4, (1, 8))}"))
         await self.send(client, params, "a blocking send")
 
     async def non_blocking(self, client: Client) -> None:
         params = send_params(f"work {self.steps(5, 40, (5, 20))}", return_immediately=True)
+        params = self.with_push(params)
         task = await self.send(client, params, "a non-blocking send")
         if task is not None:
             self.live.append(task["id"])
 
     async def ask(self, client: Client) -> None:
-        task = await self.send(client, send_params(f"ask {self.steps(1, 3, (1, 5))}"), "a question")
+        params = self.with_push(send_params(f"ask {self.steps(1, 3, (1, 5))}"))
+        task = await self.send(client, params, "a question")
         if task is not None and state_of(task) == INPUT_REQUIRED:
             self.waiting.append(task["id"])
 
@@ -445,7 +533,7 @@ class Campaign:
             self.problems.add(f"a cancel answered {state_of(document['result'])}")
 
     async def stream(self, client: Client) -> None:
-        params = send_params(f"stream {self.steps(5, 30, (3, 12))}")
+        params = self.with_push(send_params(f"stream {self.steps(5, 30, (3, 12))}"))
         message_id = params["message"]["messageId"]
         self.pending[message_id] = params
         stream = Stream("send")
@@ -501,6 +589,19 @@ class Campaign:
     # --- the checks after a restart --------------------------------------------------------
 
     async def check(self, client: Client) -> None:
+        outage = asyncio.create_task(self.end_outage())
+        try:
+            await self.check_all(client)
+            await outage
+            await self.check_push(client)
+        finally:
+            outage.cancel()
+
+    async def end_outage(self) -> None:
+        await asyncio.sleep(self.outage_left)
+        self.receiver.always(PUSH_PATH, crash_push.ACCEPTED)
+
+    async def check_all(self, client: Client) -> None:
         await self.recovery(client)
         stored = await self.all_tasks(client)
         unexplained = set(stored) - set(self.known)
@@ -699,6 +800,95 @@ class Campaign:
             await asyncio.sleep(0.02)
         self.problems.add("sends never stored before the kill did not run when sent again")
 
+    # --- the push checks --------------------------------------------------------------------
+
+    async def check_push(self, client: Client) -> None:
+        """Every notification owed reached the receiver (which is up by now), or was given up
+        on after its attempts: for each task with a config not yet done with, its config and
+        its whole log are read, then the ledger is awaited (bounded) and checked."""
+        await self.recovery(client)  # what the re-sends of cut sends started has settled
+        hooks = [hook for hook in self.hooks.values() if not hook.done]
+        readers = asyncio.Semaphore(LOG_READERS)
+
+        async def learn(hook: Hook) -> Hook | None:
+            async with readers:
+                return hook if await self.learn_hook(client, hook) else None
+
+        learnt = [h for h in await asyncio.gather(*map(learn, hooks)) if h is not None]
+        running = self.server.log if self.server is not None else []
+        deadline = time.monotonic() + self.webhooks.timeout
+        while True:
+            self.ledger.update()
+            drops = self.drops.now(running)
+            if not any(crash_push.unaccounted(h, self.ledger, drops) for h in learnt):
+                break
+            if time.monotonic() > deadline:
+                break  # what is still missing is a problem, said by check_hook
+            await asyncio.sleep(0.05)
+        for hook in learnt:
+            crash_push.check_hook(hook, self.ledger, drops, self.problems.add)
+        crash_push.check_posts(self.hooks, self.ledger, self.problems.add)
+
+    async def learn_hook(self, client: Client, hook: Hook) -> bool:
+        """Read ``hook``'s config (it must be the one it was sent with) and whole log."""
+        where = f"the webhook of {hook.task_id}"
+        document = await client.call("ListTaskPushNotificationConfigs", {"taskId": hook.task_id})
+        if "error" in document:
+            self.problems.add(f"{where}: its config could not be listed: {document['error']}")
+            return False
+        configs = document["result"]["configs"]
+        expected_url = self.receiver.url + PUSH_PATH
+        if len(configs) != 1 or configs[0]["url"] != expected_url:
+            self.problems.add(f"{where}: its configs are {configs}")
+            return False
+        config = configs[0]
+        if config.get("token") != hook.token or hook.config_id not in (None, config["id"]):
+            self.problems.add(f"{where}: its config is {config}, not the one sent")
+            return False
+        hook.config_id = config["id"]
+        log, error = await self.read_log(client, hook.task_id)
+        if error is not None:
+            self.problems.add(f"{where}: its log could not be read: {error}")
+            return False
+        numbers = [n for n, _ in log.events]
+        if numbers != list(range(1, len(numbers) + 1)):
+            self.problems.add(f"{where}: its log is not numbered 1..n: {numbers}")
+            return False
+        hook.log = [payload for _, payload in log.events]
+        hook.terminal = log.ended
+        return True
+
+    async def read_log(self, client: Client, task_id: str) -> tuple[Stream, str | None]:
+        """A task's whole log, resumed after event 0: read to its end if it is terminal; if it
+        waits for input (its subscription stays open), until nothing came for ``LOG_QUIET``
+        after an input-required event."""
+        into = Stream("subscribe")
+        reading = asyncio.create_task(
+            client.stream("SubscribeToTask", {"id": task_id}, into, last_event_id=0)
+        )
+        deadline = time.monotonic() + STREAM_CHECK_TIMEOUT
+        seen, quiet_since = 0, time.monotonic()
+        try:
+            while not reading.done():
+                await asyncio.wait({reading}, timeout=0.05)
+                now = time.monotonic()
+                if len(into.events) != seen:
+                    seen, quiet_since = len(into.events), now
+                    continue
+                states = [stream_state(payload) for _, payload in into.events]
+                last = next((state for state in reversed(states) if state is not None), None)
+                if last == INPUT_REQUIRED and now - quiet_since > LOG_QUIET:
+                    return into, None
+                if now > deadline:
+                    return into, f"it did not end, last state {last}"
+            try:
+                error = reading.result()
+            except httpx.HTTPError as failure:
+                return into, repr(failure)
+            return into, None if error is None else str(error)
+        finally:
+            reading.cancel()
+
 
 def read_runs(agent_log: Path) -> list[tuple[str, str]]:
     """The agent's log of runs: (task id, message id), in the order they started."""
@@ -735,18 +925,37 @@ def run(
     seed: int,
     store: str | None = None,
     args: Sequence[str] = (),
+    webhooks: Webhooks = WEBHOOKS,
     say: Callable[[str], None] = lambda _: None,
 ) -> Report:
     """``rounds`` kills, each checked after the restart that follows it; the servers keep
-    their tasks in ``store`` (default: a SQLite file in ``workdir``), with ``args`` besides.
+    their tasks in ``store`` (default: a SQLite file in ``workdir``), with ``args`` besides,
+    and deliver push notifications to a receiver on 127.0.0.1 that fails as ``webhooks`` says.
 
     The loop alternates every round and, on the default store, SQLite's durability setting
     every two (``FULL``, then ``NORMAL``, which is to survive a killed process as well), so
     that each pair of them writes a file that another reads. Before some restarts, a server is
     killed while it starts (opening the file, settling what the last one left), so that the
     restart after it checks what a kill during recovery leaves."""
+    with receiving() as receiver:
+        return _run(rounds, workdir, receiver, seed, store, args, webhooks, say)
+
+
+def _run(
+    rounds: int,
+    workdir: Path,
+    receiver: Receiver,
+    seed: int,
+    store: str | None,
+    args: Sequence[str],
+    webhooks: Webhooks,
+    say: Callable[[str], None],
+) -> Report:
     started = time.monotonic()
-    campaign = Campaign(workdir, seed=seed)
+    campaign = Campaign(workdir, receiver, seed=seed, webhooks=webhooks)
+    if store is not None:
+        campaign.file = None  # not the campaign's file: no outbox to look at
+    args = ["--push-allow-host", "127.0.0.1", *args]
     for number in range(rounds + 1):
         loop = LOOPS[number % len(LOOPS)]
         durability = DURABILITY[number // 2 % len(DURABILITY)]
@@ -756,10 +965,14 @@ def run(
             try:
                 time.sleep(campaign.rng.uniform(*START_KILL_AFTER))
             finally:
+                killed_at = time.monotonic()
                 starting.kill()
             campaign.counts.kills_while_starting += 1
-            campaign.server_errors(starting, loop)
-        server = processes.start(where, loop=loop, agent_log=campaign.agent_log, args=args)
+            campaign.server_ended(starting, loop)
+            campaign.killed(killed_at)
+        server = campaign.server = processes.start(
+            where, loop=loop, agent_log=campaign.agent_log, args=args
+        )
         try:
             url = server.wait_for_url()
             asyncio.run(_round(campaign, server, url, check=number > 0, kill=number < rounds))
@@ -767,10 +980,17 @@ def run(
             server.kill()
         if number < rounds:
             campaign.counts.rounds += 1
-        campaign.server_errors(server, loop)
+        campaign.server_ended(server, loop)
         acknowledged = campaign.counts.sends_acknowledged
         say(f"round {number} on {loop}, {where}: {acknowledged} sends acknowledged so far")
     campaign.counts.tasks = len(campaign.known)
+    campaign.ledger.update()
+    drops = campaign.drops.finished
+    unread = campaign.counts.push.outboxes_unread
+    campaign.counts.push = crash_push.tally(
+        campaign.hooks.values(), campaign.ledger, campaign.owed, drops
+    )
+    campaign.counts.push.outboxes_unread = unread
     campaign.counts.seconds = round(time.monotonic() - started, 1)
     problems = campaign.problems
     return Report(campaign.counts, problems.found, problems.count, seed)
@@ -797,4 +1017,4 @@ def summary(report: Report) -> str:
     return "\n".join(report.lines())
 
 
-__all__: Sequence[str] = ["Counts", "Report", "run", "summary"]
+__all__: Sequence[str] = ["Counts", "Report", "Webhooks", "run", "summary"]

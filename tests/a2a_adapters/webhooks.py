@@ -5,6 +5,7 @@ per path: a status, extra headers (a ``Location`` for a redirect), and a delay b
 (a hanging webhook). Every wait is bounded; closing it releases any request still hanging.
 """
 
+import dataclasses
 import json
 import threading
 import time
@@ -32,6 +33,9 @@ class Delivery:
     body: bytes
     #: ``time.monotonic()`` when the request arrived (before any scripted delay).
     at: float
+    #: The status it was answered with (what the script said; a sender that gave up waiting
+    #: did not read it).
+    status: int = 0
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -48,6 +52,12 @@ class Answer:
 
 
 OK = Answer()
+
+
+class _Server(ThreadingHTTPServer):
+    # A sender may open many connections at once (one per webhook queue): the default backlog
+    # of 5 would make the kernel drop their SYNs, which a client retries only after a second.
+    request_queue_size = 128
 
 
 class Receiver:
@@ -90,7 +100,7 @@ class Receiver:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.port: int = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
@@ -100,11 +110,10 @@ class Receiver:
 
     def _record(self, delivery: Delivery) -> Answer:
         with self._lock:
-            self._deliveries.append(delivery)
             script = self._scripts[delivery.path]
-            if script:
-                return script.popleft()
-            return self._always.get(delivery.path, OK)
+            answer = script.popleft() if script else self._always.get(delivery.path, OK)
+            self._deliveries.append(dataclasses.replace(delivery, status=answer.status))
+            return answer
 
     # --- scripting ------------------------------------------------------------------------------
 

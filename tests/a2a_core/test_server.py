@@ -518,6 +518,49 @@ def test_a_restart_delivers_what_the_outbox_still_owes_once_each() -> None:
     assert pushes(last) == []  # nothing more is owed
 
 
+def test_a_restart_delivers_what_the_outbox_owes_before_what_happens_after_it(
+    monkeypatch: Any,
+) -> None:
+    monkeypatch.setattr("a2a_core._server.RECOVER_BATCH", 1)  # the outbox is read in batches
+    hook = {"url": "https://hooks.example.com/a2a"}
+    before = Board(push_notifications=True)
+    send(before, returnImmediately=True, taskPushNotificationConfig=hook)
+    before.settle()
+    start = before.run_of()
+    before.server.agent_output(start.task_id, start.run, working("one"), before.now)
+    before.settle()
+    assert [n.seq for n in pushes(before)] == [1, 2]  # the process dies before either is sent
+
+    after = restarted(before)
+    after.server = Server(Core(CoreConfig(card=CARD, push_notifications=True, streaming=True)))
+    after.server.tick(after.now)
+    after.take()
+
+    def reads_outbox(op: int) -> bool:
+        action = after.pending[op]
+        return isinstance(action, Read) and action.reads.outbox is not None
+
+    # The store finishes recovery (the run the restart left fails: event 3) before it gets to
+    # the outbox, as a store doing several things at once may; or, on a store that does one
+    # at a time, as the outbox's later batches fall behind the recovery's commits.
+    while others := [op for op in after.pending if not reads_outbox(op)]:
+        after.complete(min(others))
+    # Then the outbox, batch after batch; the webhook takes each notification at once.
+    delivered = 0
+    while after.pending:
+        after.complete(min(after.pending))
+        for notify in pushes(after)[delivered:]:
+            after.server.notified(notify.task_id, notify.config_id, notify.seq, after.now)
+            delivered += 1
+        after.take()
+    again = pushes(after)
+    # One webhook's notifications go out in the order of their events: what the dead server
+    # still owed first, then the failure the restart recorded, each once (the failure was in
+    # the outbox too by the time its batch was read, and is not handed out again).
+    assert [(n.task_id, n.seq) for n in again] == [(start.task_id, seq) for seq in (1, 2, 3)]
+    assert not any(isinstance(a, Problem) for a in after.seen)
+
+
 def test_shutdown_ends_streams_and_fails_runs_that_would_start() -> None:
     board = Board()
     send(board, mid="m-1", returnImmediately=True)
