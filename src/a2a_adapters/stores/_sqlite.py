@@ -5,10 +5,11 @@ call of the store contract is one synchronous function run in one worker-thread 
 one transaction of one or a few indexed queries, a commit one ``BEGIN IMMEDIATE`` transaction
 that checks every expected version and message id, then writes the records, their events,
 their message ids, the notifications they owe and the listing counts (the commits that queued
-up meanwhile join it, each in a savepoint of its own: one fsync for many). A commit once started is finished (a worker thread is never abandoned), and
-a failure inside it rolls all of it back, so a crash, a full disk or a bug leaves either the
-whole commit or none of it. Calls are serialised on one connection by a capacity limiter of one:
-SQLite has one writer anyway, and queueing on the loop costs no thread per waiting request.
+up meanwhile join it, each in a savepoint of its own: one fsync for many). A commit once
+started is finished (a worker thread is never abandoned), and a failure inside it rolls all of
+it back, so a crash, a full disk or a bug leaves either the whole commit or none of it. Calls
+are serialised on one connection by a capacity limiter of one: SQLite has one writer anyway,
+and queueing on the loop costs no thread per waiting request.
 
 Durability is SQLite's WAL with ``synchronous=FULL`` unless told (each commit is on disk before
 it is acknowledged, through a power loss too); ``NORMAL`` survives the process being killed but
