@@ -262,3 +262,40 @@ def test_commits_written_together_keep_their_own_outcomes(tmp_path: Path) -> Non
         assert max(groups) > 1, groups  # they were written together, not one by one
     finally:
         store.close()
+
+
+def test_a_commit_cancelled_before_its_turn_is_not_written(tmp_path: Path) -> None:
+    """A queued commit whose caller gives up before its turn is dropped unwritten; the one
+    being written when that happens is finished and told."""
+    store = SqliteStore(tmp_path / "tasks.db")
+    entered, release = threading.Event(), threading.Event()
+    write_all = store._commit_all
+
+    def slow(batch: Any) -> Any:
+        entered.set()
+        release.wait(10)
+        return write_all(batch)
+
+    store._commit_all = slow  # type: ignore[method-assign]
+
+    async def scenario() -> bool | None:
+        first: list[bool] = []
+
+        async def commit_first() -> None:
+            first.append(await store.commit([Put(record("t1"), 0)]))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(commit_first)
+            await anyio.to_thread.run_sync(entered.wait, 10)  # the first is being written
+            with anyio.move_on_after(0.05):
+                await store.commit([Put(record("t2"), 0)])  # queued behind it: cancelled
+            release.set()
+        return first[0] if first else None
+
+    try:
+        assert run(scenario()) is True
+        assert run(store.read(Reads(task_id="t1"))).task is not None
+        assert run(store.read(Reads(task_id="t2"))).task is None
+        assert store._queued == []
+    finally:
+        store.close()
