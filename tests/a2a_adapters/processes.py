@@ -10,12 +10,15 @@ bounded, and every process is killed on the way out of the context that started 
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from tests.a2a_adapters.crash_agent import LOG_VARIABLE
 
@@ -52,10 +55,18 @@ class ServerProcess:
         self._said.set()  # it exited: stop waiting for a line that will not come
 
     def wait_for_url(self) -> str:
-        """The base URL the server listens on, once it has said it."""
+        """The base URL the server listens on, once it has said it and its port accepts."""
+        deadline = time.monotonic() + START_TIMEOUT
         self._said.wait(START_TIMEOUT)
         assert self._url is not None, f"the server never said where it listens: {self.stderr}"
-        return self._url
+        parts = urlsplit(self._url)
+        while True:
+            try:
+                with socket.create_connection((parts.hostname, parts.port), timeout=0.5):
+                    return self._url
+            except OSError:
+                assert time.monotonic() < deadline, f"{self._url} never listened: {self.stderr}"
+                time.sleep(0.02)
 
     @property
     def url(self) -> str:

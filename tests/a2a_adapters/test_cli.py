@@ -2,13 +2,11 @@
 
 import json
 import os
-import queue
 import re
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -19,6 +17,7 @@ import pytest
 
 from a2a_adapters.asyncio import bind_socket
 from a2a_adapters.cli import main
+from tests.a2a_adapters.processes import ServerProcess
 from tests.a2a_adapters.support import (
     COMPLETED,
     card_of,
@@ -31,7 +30,6 @@ from tests.a2a_adapters.support import (
     send_task,
     state_of,
     status_text,
-    wait_until,
 )
 
 #: The project root: ``examples`` is importable from there.
@@ -39,50 +37,6 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Seconds the server may take to start (a fresh interpreter imports everything) or to stop.
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 5.0
-
-_LISTENING = re.compile(r"A2A server on (http://\S+?)/? ")
-
-
-class Server:
-    """A ``serve`` subprocess whose stderr is drained by a thread (so it can never block)."""
-
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.process = process
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.log: list[str] = []
-        self._reader = threading.Thread(target=self._drain, daemon=True)
-        self._reader.start()
-
-    def _drain(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.lines.put(line)
-
-    def wait_for_url(self) -> str:
-        """The base URL from the "A2A server on …" log line."""
-        deadline = time.monotonic() + START_TIMEOUT
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=min(left, 0.2))
-            except queue.Empty:
-                if self.process.poll() is not None:
-                    break
-                continue
-            self.log.append(line)
-            match = _LISTENING.search(line)
-            if match:
-                # The line comes before the socket listens (see the xfail below): wait for it.
-                return _listening(match.group(1), timeout=max(left, 0.1))
-        raise AssertionError(f"the server never said where it listens: {''.join(self.log)}")
-
-
-def _listening(url: str, *, timeout: float) -> str:
-    """``url`` once its port accepts connections."""
-    host, port = urlsplit(url).hostname, urlsplit(url).port
-    assert host is not None
-    assert port is not None
-    assert wait_until(lambda: _accepts(host, port), timeout=timeout), f"{url} never listened"
-    return url
 
 
 def _accepts(host: str, port: int) -> bool:
@@ -100,7 +54,7 @@ def _command(*args: str) -> list[str]:
 
 
 @contextmanager
-def serving(args: Sequence[str]) -> Iterator[Server]:
+def serving(args: Sequence[str]) -> Iterator[ServerProcess]:
     """Run ``serve ARGS``; kill it afterwards if the test left it running."""
     process = subprocess.Popen(
         _command(*args),
@@ -111,7 +65,7 @@ def serving(args: Sequence[str]) -> Iterator[Server]:
         text=True,
     )
     try:
-        yield Server(process)
+        yield ServerProcess(process)
     finally:
         if process.poll() is None:
             process.kill()
@@ -439,7 +393,7 @@ def test_serve_raises_its_descriptor_limit_to_the_hard_limit() -> None:
         preexec_fn=lower,
     )
     try:
-        Server(process).wait_for_url()
+        ServerProcess(process).wait_for_url()
         limits = Path(f"/proc/{process.pid}/limits").read_text()
     finally:
         process.kill()
