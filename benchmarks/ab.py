@@ -10,17 +10,13 @@ than another weighs on both alike. Prints blocking sends and GetTask (c=16) per 
 
 import argparse
 import os
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
 from benchmarks import calls
-from benchmarks.harness import free_port
+from benchmarks.harness import free_port, run_server
 
 HERE = Path(__file__).resolve().parents[1]
 
@@ -30,31 +26,8 @@ def serving(checkout: Path, loop: str) -> Iterator[str]:
     """The checkout's benchmark server (its own code, on its own path), until the block ends."""
     port = free_port()
     env = dict(os.environ, PYTHONPATH=f"{checkout / 'src'}{os.pathsep}{checkout}")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.servers.ours", str(port), loop],
-        cwd=checkout,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(f"{url}/.well-known/agent-card.json", timeout=1).raise_for_status()
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"the server of {checkout} did not start") from None
-                time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    command = [sys.executable, "-m", "benchmarks.servers.ours", str(port), loop]
+    yield from run_server(str(checkout), command, port, 20.0, cwd=checkout, env=env)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -72,11 +72,23 @@ def server(
                 folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="a2a-bench-"))
                 database = Path(folder) / "tasks.db"
             args = [arg.replace("{db}", str(database)) for arg in args]
-        yield from _run(name, [sys.executable, "-m", module, str(port), *args], port, timeout)
+        yield from run_server(name, [sys.executable, "-m", module, str(port), *args], port, timeout)
 
 
-def _run(name: str, command: list[str], port: int, timeout: float) -> Iterator[str]:
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def run_server(
+    name: str,
+    command: list[str],
+    port: int,
+    timeout: float,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """Run ``command`` (a server that will listen on ``port``); yield its base URL once its card
+    answers; stop it afterwards. For ``yield from`` inside a context manager."""
+    process = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout
