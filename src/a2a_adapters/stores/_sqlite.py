@@ -175,6 +175,7 @@ class SqliteStore:
         self._limiter: RunVar[anyio.CapacityLimiter] = RunVar(f"a2a-sqlite-{id(self)}")
         # Commits waiting for the one being written; the next to write takes them all.
         self._queued: list[_Queued] = []
+        self._queue_lock = threading.Lock()
         self._owner_lock = self._claim()
         try:
             self._db = self._connect()
@@ -276,20 +277,31 @@ class SqliteStore:
         # outcome (a conflict or an error undoes that one only) and none is answered before
         # the transaction that holds it is on disk. Under load that is one fsync for many.
         waiting = _Queued(tuple(writes))
-        self._queued.append(waiting)
+        with self._queue_lock:  # a store may serve more than one loop (each its own limiter)
+            self._queued.append(waiting)
         try:
             async with self._limiter_here():
-                if waiting.outcome is None:
-                    batch, self._queued = self._queued, []
-                    # Shielded: once a group is taken off the queue it is written and every
-                    # member told, or a member would be written twice, or never answered.
-                    with anyio.CancelScope(shield=True):
+                with self._queue_lock:
+                    batch: list[_Queued] = []
+                    if not waiting.taken:  # nobody wrote it while it waited: write the queue
+                        batch, self._queued = self._queued, []
+                        for entry in batch:
+                            entry.taken = True
+                # Shielded: once a group is taken off the queue it is written and every member
+                # told, or a member would be written twice, or never answered.
+                with anyio.CancelScope(shield=True):
+                    if batch:
                         outcomes = await anyio.to_thread.run_sync(self._commit_all, batch)
-                    for entry, outcome in zip(batch, outcomes, strict=True):
-                        entry.outcome = outcome
+                        for entry, outcome in zip(batch, outcomes, strict=True):
+                            entry.outcome = outcome
+                            entry.written.set()
+                    elif not waiting.written.is_set():
+                        # Taken by a group another loop is writing: wait for it to be told.
+                        await anyio.to_thread.run_sync(waiting.written.wait)
         except anyio.get_cancelled_exc_class():
-            if waiting.outcome is None and waiting in self._queued:
-                self._queued.remove(waiting)  # never started: nothing of it is written
+            with self._queue_lock:
+                if not waiting.taken:
+                    self._queued.remove(waiting)  # never started: nothing of it is written
             raise
         result = waiting.outcome
         if isinstance(result, BaseException):
@@ -373,13 +385,6 @@ class SqliteStore:
 
     # --- commits ------------------------------------------------------------------------------
 
-    def _commit(self, writes: Sequence[Write]) -> bool:
-        """One commit on its own (what a group of one is)."""
-        (outcome,) = self._commit_all([_Queued(tuple(writes))])
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
-
     def _commit_all(self, batch: Sequence["_Queued"]) -> list[bool | BaseException]:
         """Write ``batch`` in one transaction, each commit in its savepoint, in order: what
         each would have done alone, since each sees the ones before it. The outcome of each:
@@ -414,11 +419,15 @@ class SqliteStore:
 class _Queued:
     """A commit waiting its turn, and once written, how it went."""
 
-    __slots__ = ("outcome", "writes")
+    __slots__ = ("outcome", "taken", "writes", "written")
 
     def __init__(self, writes: tuple[Write, ...]) -> None:
         self.writes = writes
+        #: A group holds it: it will be written, and told, by whoever took it.
+        self.taken = False
         self.outcome: bool | BaseException | None = None
+        #: Set once ``outcome`` is (a thread's event: the group may be another loop's).
+        self.written = threading.Event()
 
 
 def _page(db: sqlite3.Connection, query: ListQuery) -> Page:

@@ -140,6 +140,8 @@ def test_store_urls(tmp_path: Path) -> None:
 
 
 def test_writers_racing_on_one_task_decide_by_version(tmp_path: Path) -> None:
+    """Eight threads, each with an event loop of its own (so no one limiter queues them), race
+    to move one task from version 1: exactly one wins, and every writer is told how it went."""
     store = SqliteStore(tmp_path / "tasks.db")
     try:
         assert run(store.commit([Put(record("t1"), 0)]))
@@ -149,8 +151,7 @@ def test_writers_racing_on_one_task_decide_by_version(tmp_path: Path) -> None:
         def write(n: int) -> None:
             start.wait()
             # Each writer read version 1 and decided its own next version.
-            moved = bump(record("t1"), at=n)
-            results.append(store._commit([Put(moved, 1)]))
+            results.append(run(store.commit([Put(bump(record("t1"), at=n), 1)])))
 
         threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
         for thread in threads:
@@ -161,6 +162,49 @@ def test_writers_racing_on_one_task_decide_by_version(tmp_path: Path) -> None:
         found = run(store.read(Reads(task_id="t1"))).task
         assert found is not None
         assert found.version == 2
+    finally:
+        store.close()
+
+
+def test_a_commit_another_loops_group_took_is_told_how_that_group_went(tmp_path: Path) -> None:
+    """Each event loop queues on a limiter of its own, so a commit may be taken into a group
+    that another loop is writing: it must wait for that group, not report itself refused."""
+    store = SqliteStore(tmp_path / "tasks.db")
+    held, free = anyio.CapacityLimiter(1), anyio.CapacityLimiter(1)  # one per "loop"
+    limiters = iter([held, free])
+    store._limiter_here = lambda: next(limiters)  # type: ignore[method-assign]
+    writing, finish = threading.Event(), threading.Event()
+    write_all = store._commit_all
+
+    def slow(batch: Any) -> Any:
+        if batch:
+            writing.set()
+            finish.wait(10)
+        return write_all(batch)
+
+    store._commit_all = slow  # type: ignore[method-assign]
+
+    async def scenario() -> dict[str, bool]:
+        told: dict[str, bool] = {}
+
+        async def commit(task_id: str) -> None:
+            told[task_id] = await store.commit([Put(record(task_id), 0)])
+
+        async with anyio.create_task_group() as group:
+            await held.acquire_on_behalf_of(held)  # the first loop is busy for now
+            group.start_soon(commit, "first")  # queued, waiting for its loop
+            await anyio.wait_all_tasks_blocked()
+            assert store._queued
+            group.start_soon(commit, "second")  # its loop is free: it writes both
+            await anyio.to_thread.run_sync(writing.wait, 10)
+            held.release_on_behalf_of(held)  # the first's turn, while its group is written
+            await anyio.sleep(0.05)
+            finish.set()
+        return told
+
+    try:
+        assert run(scenario()) == {"first": True, "second": True}
+        assert len(store) == 2
     finally:
         store.close()
 
