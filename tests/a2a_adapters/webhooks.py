@@ -75,6 +75,11 @@ class Receiver:
             def _serve(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
+                if len(body) < length:
+                    # The sender hung up between its headers and the end of its body (a server
+                    # stopping mid-send): no webhook would act on half a request, so it is no
+                    # delivery.
+                    return
                 path = self.path
                 delivery = Delivery(
                     self.command,
