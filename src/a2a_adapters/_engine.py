@@ -22,8 +22,8 @@ The framework-free entry point is :meth:`Engine.handle`.
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from datetime import datetime
-from typing import Any, assert_never
+from datetime import datetime, timedelta
+from typing import Any, Protocol, assert_never
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -46,6 +46,8 @@ from a2a_core.transport import (
     StartRun,
     StopRun,
     StreamOpened,
+    Unwatch,
+    Watch,
 )
 
 from ._agents import AgentRegistry
@@ -75,6 +77,22 @@ _UNAVAILABLE = "The server failed and is stopping; retry shortly"
 _FAILED = "The server failed to handle this request; the failure was logged"
 #: The answer to a client that left (it goes nowhere).
 _GONE = HttpResponse(499, (("content-length", "0"),), b"")
+
+
+class EventBus(Protocol):
+    """How a store shared by replicas (Redis) tells the engine of changes made elsewhere: it
+    offers one as its ``bus`` attribute, and the engine runs it in its task group."""
+
+    def watch(self, task_key: str) -> None: ...
+
+    def unwatch(self, task_key: str) -> None: ...
+
+    async def run(
+        self,
+        ring: Callable[[str], Awaitable[None]],
+        *,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None: ...
 
 
 class Engine:
@@ -107,7 +125,18 @@ class Engine:
             callable(getattr(inline, "read", None)) and callable(getattr(inline, "commit", None))
         ):
             inline = None  # not a store: await the store itself
-        self.server = Server(core, store=inline, new_id=new_id, stream_window=MAX_BUFFERED_BATCHES)
+        # A store shared with other replicas brings the bus that rings for their changes.
+        self.bus: EventBus | None = getattr(store, "bus", None)
+        lease: float = getattr(store, "lease", 0.0)
+        self.server = Server(
+            core,
+            store=inline,
+            new_id=new_id,
+            stream_window=MAX_BUFFERED_BATCHES,
+            shared=self.bus is not None,
+            # Look for what dead replicas left about once per lease (at least once a second).
+            reclaim_every=timedelta(seconds=max(lease, 1.0)),
+        )
         self._clock = clock or wall_clock()
         self._keepalive = keepalive_seconds
         self._grace = shutdown_grace
@@ -138,6 +167,8 @@ class Engine:
             async with anyio.create_task_group() as group:
                 self._group = group
                 group.start_soon(self._run_timer)
+                if self.bus is not None:
+                    await group.start(self.bus.run, self._rang)
                 if self.push is not None:
                     group.start_soon(self.push.run)
                 await self._call(self.server.tick)  # sweeps what expired while we were down
@@ -323,6 +354,12 @@ class Engine:
                         taken.set(counts)
                 case Problem(message=message):
                     log.error("%s", message)
+                case Watch(task_id=task_id):
+                    if self.bus is not None:
+                        self.bus.watch(task_id)
+                case Unwatch(task_id=task_id):
+                    if self.bus is not None:
+                        self.bus.unwatch(task_id)
                 case _:
                     assert_never(action)
         due = self.server.next_deadline()
@@ -354,6 +391,10 @@ class Engine:
                     else:
                         self.server.commit_done(action.op, ok, self._clock())
                 self._perform()
+
+    async def _rang(self, task_id: str) -> None:
+        """Another replica changed ``task_id`` (or the bus could not tell: it rings anyway)."""
+        await self._call(self.server.changed, task_id)
 
     async def _push_reported(self, notify: Notify, attempts: int | None) -> None:
         """Keep the store's outbox by how a notification fared (so a restart resumes it)."""

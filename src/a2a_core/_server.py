@@ -38,6 +38,10 @@ action                    the transport…
                           :meth:`~Server.notify_failed`), which keeps the store's outbox
 :class:`OutputTaken`      lets the run that produced that output go on (or not)
 :class:`Problem`          logs it
+:class:`Watch`            (shared store) listens for changes other servers make to a task,
+                          then calls :meth:`~Server.changed` for it, and again whenever one is
+                          heard of (or the listening was interrupted)
+:class:`Unwatch`          stops listening
 ========================  ==================================================================
 
 Given a synchronous store (``Server(core, store=MemoryTasks())``), the server performs
@@ -50,6 +54,14 @@ when it comes, call :meth:`Server.tick`. Tick once at start, too: the first tick
 the process before this one left in the store (tasks that expired meanwhile, tasks whose runs
 died with it, push notifications it still owed; the notifications of events decided while
 those are read wait for them, so that each webhook's go out in the order of their events).
+
+Several servers (replicas) may share one store (``Server(..., shared=True)``). Each decides
+over the same records, and the versioned commits keep them from losing each other's writes;
+what a server must also learn is when *another* one changed a task it waits on, streams or
+runs. It says which tasks those are (:class:`Watch`, :class:`Unwatch`) and is told of changes
+(:meth:`Server.changed`), upon which it looks at the store again: a lost or late ring costs
+latency, never an event. Every ``reclaim_every`` it also reads what replicas that died left
+(their runs, their undelivered notifications), which the store tells apart by its leases.
 """
 
 import itertools
@@ -102,6 +114,8 @@ __all__ = [
     "Read",
     "Server",
     "StreamOpened",
+    "Unwatch",
+    "Watch",
 ]
 
 #: How often a decision is made again when its writes lose a compare-and-set race.
@@ -110,6 +124,9 @@ MAX_ATTEMPTS = 16
 TICK_RETRY = timedelta(seconds=1)
 #: How many tasks a restart's recovery reads at a time.
 RECOVER_BATCH = 100
+#: With a shared store, how often a server looks for runs and notifications that a replica
+#: which died left behind (the store decides which replicas died: their leases lapsed).
+RECLAIM_EVERY = timedelta(seconds=5)
 
 
 # --- actions -------------------------------------------------------------------------------------
@@ -178,6 +195,22 @@ class Problem:
     message: str
 
 
+@attrs.frozen
+class Watch:
+    """(Shared store only.) Hear of changes other servers make to task ``task_id``: someone
+    here now waits on it, follows it or runs it. Once listening, call :meth:`Server.changed`
+    for it, since a change may have come just before the watch began."""
+
+    task_id: str
+
+
+@attrs.frozen
+class Unwatch:
+    """(Shared store only.) Nobody here cares about task ``task_id`` any more."""
+
+    task_id: str
+
+
 #: What the outside world must do (see the module's docstring).
 Action = (
     Read
@@ -190,6 +223,8 @@ Action = (
     | Notify
     | OutputTaken
     | Problem
+    | Watch
+    | Unwatch
 )
 
 
@@ -233,6 +268,8 @@ class _Follower:
     unsent: int = 0
     #: It stopped taking events at its window; it reads the log once it has caught up.
     behind: bool = False
+    #: Its task changed elsewhere while its log was being read: the read may have missed it.
+    rung: bool = False
 
 
 @attrs.frozen
@@ -262,6 +299,13 @@ class _Verify:
     exchange: int
 
 
+@attrs.frozen
+class _Check:
+    """Read a task that changed elsewhere, for whoever waits on it or runs it here."""
+
+    task_id: str
+
+
 def _counter_ids() -> Callable[[], str]:
     count = itertools.count(1)
     return lambda: f"id-{next(count)}"
@@ -278,6 +322,8 @@ class Server:
         new_id: Callable[[], str] | None = None,
         sse: bool = True,
         stream_window: int | None = None,
+        shared: bool = False,
+        reclaim_every: timedelta = RECLAIM_EVERY,
     ) -> None:
         self.core = core
         #: The synchronous store the server performs its reads and commits on, if it has one.
@@ -286,10 +332,18 @@ class Server:
         #: messages its own way, each event's JSON alone.
         self.sse = sse
         self._window = stream_window
+        #: Other servers (replicas) decide over the same store: see :meth:`changed`.
+        self.shared = shared
+        self._reclaim_every = reclaim_every
+        self._reclaim_at: datetime | None = None
+        self._watched: set[str] = set()
+        self._touched: set[str] = set()  # tasks whose watchers here may have changed
+        self._checking: dict[str, bool] = {}  # task -> it changed again while being read
+        self._recheck: set[str] = set()  # checks that failed, tried again at the next tick
         self._new_id = new_id or _counter_ids()
         self._numbers = itertools.count(1)
         self._ops = itertools.count(1)
-        self._jobs: dict[int, _Job | _LogRead | _Verify | _Recover | _Owed | _Note] = {}
+        self._jobs: dict[int, _Job | _LogRead | _Verify | _Check | _Recover | _Owed | _Note] = {}
         self._pending: dict[int, Read | Commit] = {}
         self._waiters: dict[str, list[_Waiter]] = {}
         self._exchanges: dict[int, _Waiter] = {}
@@ -309,6 +363,7 @@ class Server:
         # And it delivers what the outbox still owes; the owed notifications handed out since
         # are kept here until their end is reported, so that none is handed out twice.
         self._outboxed = self._reading_outbox = not core.config.push_notifications
+        self._outbox_read = False  # read to its end once (later reads are a shared store's)
         self._owed: set[tuple[str, str, int]] = set()
         # Notifications decided while the outbox is being read wait until it is read: one
         # webhook's older notifications may still be in it (in a later batch), and go first.
@@ -379,6 +434,14 @@ class Server:
         harmless): expired tasks go, and streamed sends whose agent has not spoken yet get
         their task. A transport ticks once when it starts, too, so that what expired while no
         server ran is swept."""
+        if self._reclaim_at is not None and self._reclaim_at <= now:
+            # Look again for what replicas that died left: their runs, their notifications.
+            self._reclaim_at = None
+            self._recovered = False
+            self._outboxed = not self.core.config.push_notifications
+        for task_id in list(self._recheck):
+            self._recheck.discard(task_id)
+            self._check(task_id, now)
         if not self._outboxed and not self._reading_outbox:
             self._reading_outbox = True
             self._read_outbox(None, now)
@@ -412,6 +475,21 @@ class Server:
         self._note(Sent(task_id, config_id, seq, attempts), now)
         self._settle(now)
 
+    def changed(self, task_id: str, now: datetime) -> None:
+        """(Shared store.) Task ``task_id`` may have changed elsewhere: its doorbell rang, or
+        a :class:`Watch` of it began or was restored after a lost connection. The streams that
+        follow it read its log on from their cursors, and the requests that wait on it and its
+        run here look at it again (a run whose task was canceled or taken over is stopped). A
+        ring that never came costs latency, never an event: whoever watches looks again."""
+        for follower in self._followers.get(task_id, ()):
+            if follower.reading:
+                follower.rung = True
+            elif not follower.behind:  # one that is behind reads the log once caught up
+                self._read_log(follower, now)
+        if task_id in self._waiters or task_id in self._runs:
+            self._check(task_id, now)
+        self._settle(now)
+
     def client_left(self, exchange: int) -> None:
         """The client of ``exchange`` (a waiting request, or a stream) went away: nothing more
         is kept or sent for it. What it asked for goes on (a created task still runs)."""
@@ -423,6 +501,11 @@ class Server:
         if follower is not None:
             self._held.pop(exchange, None)
             _discard(self._followers, follower.cursor.task_id, follower)
+        if waiter is not None:
+            self._touch(waiter.wait.task_id)
+        if follower is not None:
+            self._touch(follower.cursor.task_id)
+        self._watch()
 
     def read_done(self, op: int, snapshot: Snapshot, now: datetime) -> None:
         """The store answered :class:`Read` ``op``."""
@@ -475,6 +558,7 @@ class Server:
         for task_id, run in list(self._runs.items()):
             self._act(StopRun(task_id, run))
             self._start(_Job(AgentDone(task_id, run, error=RunAbandoned())), now)
+            self._touch(task_id)
         self._runs.clear()
         self._settle(now)
 
@@ -488,6 +572,8 @@ class Server:
     def next_deadline(self) -> datetime | None:
         """When :meth:`tick` should next be called (``None``: nothing is waiting for a time)."""
         due = self._tick_at if not self._ticking else None
+        if self._reclaim_at is not None and (due is None or self._reclaim_at < due):
+            due = self._reclaim_at
         for follower in self._held.values():
             release_at = follower.cursor.release_at
             if release_at is not None and (due is None or release_at < due):
@@ -550,6 +636,25 @@ class Server:
                 self._read(action.op, snapshot, now)
             else:
                 self._committed(action.op, ok, now)
+        self._watch()
+
+    def _touch(self, task_id: str) -> None:
+        if self.shared:
+            self._touched.add(task_id)
+
+    def _watch(self) -> None:
+        """Watch the tasks someone here has come to care about, and stop watching the ones
+        nobody does any more (once per call, so that a task cared for only in passing costs
+        nothing)."""
+        touched, self._touched = self._touched, set()
+        for task_id in sorted(touched):
+            cared = task_id in self._waiters or task_id in self._followers or task_id in self._runs
+            if cared and task_id not in self._watched:
+                self._watched.add(task_id)
+                self._act(Watch(task_id))
+            elif not cared and task_id in self._watched:
+                self._watched.discard(task_id)
+                self._act(Unwatch(task_id))
 
     def _start(self, job: _Job, now: datetime) -> None:
         op = next(self._ops)
@@ -580,6 +685,9 @@ class Server:
             case _Verify():
                 del self._jobs[op]
                 self._verified(job, snapshot.task)
+            case _Check():
+                del self._jobs[op]
+                self._checked(job.task_id, snapshot.task, now)
 
     def _committed(self, op: int, ok: bool, now: datetime) -> None:
         if self._pending.pop(op, None) is None:
@@ -611,6 +719,11 @@ class Server:
                     self._end(follower, (self.core.render_stream_error(follower.dispatch, error),))
             case _Verify(exchange=exchange):
                 self._answer_error(exchange, why)
+            case _Check(task_id=task_id):
+                self._act(Problem(f"task {task_id} changed elsewhere; reading it failed ({why})"))
+                self._checking.pop(task_id, None)
+                self._recheck.add(task_id)
+                self._wake_by(now + TICK_RETRY)
             case _Job(input=Call()):
                 if job.exchange in self._deciding and job.dispatch is not None:
                     self._deciding.discard(job.exchange)
@@ -666,6 +779,7 @@ class Server:
                         self._start(_Job(AgentDone(task_id, run, error=RunAbandoned())), now)
                     else:
                         self._runs[task_id] = run
+                        self._touch(task_id)
                         self._act(effect)
                 case StopRun(task_id=task_id, run=run):
                     self._end_run(task_id, run)
@@ -688,7 +802,9 @@ class Server:
             self._act(self.core.notification(push, attempts))
 
     def _read_outbox(self, after: tuple[str, str, int] | None, now: datetime) -> None:
-        self._holding = True
+        # Until the outbox is read through once, what is decided waits behind it; a shared
+        # store's later reads only bring what replicas that died left, for other webhooks' sake.
+        self._holding = not self._outbox_read
         op = next(self._ops)
         self._jobs[op] = _Owed()
         self._store(op, Read(op, Reads(outbox=OutboxQuery(RECOVER_BATCH, after))))
@@ -711,6 +827,8 @@ class Server:
             # Read to its end: what was decided meanwhile goes out after it (what the outbox
             # held of it already went, in its webhook's order, and is not handed out twice).
             self._outboxed, self._reading_outbox, self._holding = True, False, False
+            self._outbox_read = True
+            self._reclaim_later(now)
             held, self._held_pushes = self._held_pushes, []
             read, self._read_owed = self._read_owed, set()
             for push in held:
@@ -731,7 +849,10 @@ class Server:
         """End every run that counted when the server before this one stopped: no run
         survives its process. A task it left submitted or working is failed with a record of
         why (or, with ``on_restart="rerun"``, run again on its user's last message); one it left
-        waiting for its user keeps waiting, as when a run ends there."""
+        waiting for its user keeps waiting, as when a run ends there. With a shared store these
+        are the runs of replicas that stopped, which the store claimed for this server (so that
+        two servers never both take one over); the commits settle them as usual, guarded by the
+        version, so a server that loses a race decides again on what the winner wrote."""
         for record in records:
             if self._runs.get(record.id) == record.run:
                 continue  # a run this server started since (a client continued the task)
@@ -739,16 +860,25 @@ class Server:
             if not record.state.settled and again:
                 self._start(_Job(Rerun(record.id, record.run)), now)
                 continue
-            left = None if record.state.settled else RunAbandoned(restarted=True)
+            # Alone on its store, the server that ran it was this one's process before; with
+            # replicas, one that stopped (and whose lease the store saw lapse).
+            why = RunAbandoned(restarted=not self.shared)
+            left = None if record.state.settled else why
             self._start(_Job(AgentDone(record.id, record.run, error=left)), now)
         if len(records) == RECOVER_BATCH:
             self._read_running(records[-1].id, now)
         else:
             self._recovered, self._recovering = True, False
+            self._reclaim_later(now)
+
+    def _reclaim_later(self, now: datetime) -> None:
+        if self.shared and self._recovered and self._outboxed and self._reclaim_at is None:
+            self._reclaim_at = now + self._reclaim_every
 
     def _end_run(self, task_id: str, run: int) -> None:
         if self._runs.get(task_id) == run:
             del self._runs[task_id]
+            self._touch(task_id)
 
     # --- replies ------------------------------------------------------------------------------
 
@@ -787,6 +917,7 @@ class Server:
     def _listen(self, waiter: _Waiter) -> None:
         self._exchanges[waiter.exchange] = waiter
         self._waiters.setdefault(waiter.wait.task_id, []).append(waiter)
+        self._touch(waiter.wait.task_id)
 
     def _verified(self, verify: _Verify, record: TaskRecord | None) -> None:
         waiter = self._exchanges.get(verify.exchange)
@@ -795,9 +926,34 @@ class Server:
         if record.version > waiter.version and record.state.settled:
             self._settled(waiter, record)
 
+    def _check(self, task_id: str, now: datetime) -> None:
+        if task_id in self._checking:
+            self._checking[task_id] = True  # changed again meanwhile: read once more after
+            return
+        self._checking[task_id] = False
+        op = next(self._ops)
+        self._jobs[op] = _Check(task_id)
+        self._store(op, Read(op, Reads(task_id=task_id)))
+
+    def _checked(self, task_id: str, record: TaskRecord | None, now: datetime) -> None:
+        """What another server did to a task this one waits on or runs: a waiter whose task
+        settled is answered; a run here that no longer counts (its task was canceled or
+        deleted, or another server started a run of its own over it) is stopped."""
+        again = self._checking.pop(task_id, False)
+        for waiter in list(self._waiters.get(task_id, ())):
+            if record is not None and record.version > waiter.version and record.state.settled:
+                self._settled(waiter, record)
+        run = self._runs.get(task_id)
+        if run is not None and (record is None or record.run != run or not record.running):
+            self._end_run(task_id, run)
+            self._act(StopRun(task_id, run))
+        if again and (task_id in self._waiters or task_id in self._runs):
+            self._check(task_id, now)
+
     def _settled(self, waiter: _Waiter, record: TaskRecord) -> None:
         self._exchanges.pop(waiter.exchange, None)
         _discard(self._waiters, waiter.wait.task_id, waiter)
+        self._touch(waiter.wait.task_id)
         reply = self.core.settled_reply(waiter.wait, record)
         self._act(Answer(waiter.exchange, self.core.render(waiter.dispatch, reply)))
 
@@ -806,6 +962,7 @@ class Server:
         if waiter is None:
             return
         _discard(self._waiters, waiter.wait.task_id, waiter)
+        self._touch(waiter.wait.task_id)
         error = InternalError(f"Internal error: {why}; the failure was logged")
         self._act(Answer(exchange, self.core.render(waiter.dispatch, Fail(error))))
 
@@ -835,6 +992,7 @@ class Server:
             return
         self._streams[exchange] = follower
         self._followers.setdefault(opened.task_id, []).append(follower)
+        self._touch(opened.task_id)
         self._moved(follower, step.cursor)
         self._act(StreamOpened(exchange, 200, headers, frames, ended=False))
         # Events may have been committed since the decision's snapshot: the log has them.
@@ -879,6 +1037,7 @@ class Server:
         if follower.reading or follower.exchange not in self._streams:
             return
         follower.reading = True
+        follower.rung = False
         op = next(self._ops)
         self._jobs[op] = _LogRead(follower.exchange)
         query = log_page(follower.cursor)
@@ -898,7 +1057,8 @@ class Server:
         self._deliver(follower, step, now)
         if follower.exchange not in self._streams or follower.behind:
             return
-        if full_page or follower.cursor.last_seq < max(follower.seen, snapshot.task.seq):
+        more = follower.cursor.last_seq < max(follower.seen, snapshot.task.seq)
+        if full_page or more or follower.rung:
             self._read_log(follower, now)  # there is more, or more came while reading
 
     # --- the timer ----------------------------------------------------------------------------

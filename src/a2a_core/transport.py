@@ -5,7 +5,9 @@ A transport feeds the machine bytes and events (``receive``, ``agent_output``, `
 ``take_actions()`` returns: :class:`Read` and :class:`Commit` on its store (unless the server
 keeps a :class:`~a2a_core.store.SyncStore` itself), :class:`StartRun` and :class:`StopRun` on
 its agent runs, :class:`Answer`, :class:`StreamOpened` and :class:`Frames` on its connections,
-:class:`Notify` through its push sender. ``docs/core.md`` states the rules and shows a whole
+:class:`Notify` through its push sender; over a store shared with other servers,
+:class:`Watch` and :class:`Unwatch` on its event bus, telling the machine of each change it
+hears of (``changed``). ``docs/core.md`` states the rules and shows a whole
 transport over an async store.
 """
 
@@ -23,6 +25,8 @@ from ._server import (
     Read,
     Server,
     StreamOpened,
+    Unwatch,
+    Watch,
 )
 from ._sse import KEEPALIVE, SSE_HEADERS, sse_event
 from ._wire_v1 import V1Codec
@@ -46,7 +50,9 @@ __all__ = [
     "StartRun",
     "StopRun",
     "StreamOpened",
+    "Unwatch",
     "V1Codec",
+    "Watch",
     "address_allowed",
     "sse_event",
     "url_problem",

@@ -80,6 +80,8 @@ EXPECTED: dict[str, set[str]] = {
         "StartRun",
         "StopRun",
         "StreamOpened",
+        "Unwatch",
+        "Watch",
         "V1Codec",
         "address_allowed",
         "sse_event",

@@ -1,0 +1,160 @@
+"""The event bus of replicas that share a Redis store: doorbells over one PubSub connection.
+
+Every commit of the Redis store publishes a doorbell on its task's channel, naming the replica
+that committed. A replica subscribes to the channels of the tasks its machine watches (those
+it streams, waits on or runs: the machine's ``Watch`` and ``Unwatch`` actions) on **one**
+connection, however many clients it serves, and on each ring from another replica tells its
+machine, which reads the task's log on from each stream's cursor. So a ring carries no data
+and may be lost: after every (re)subscription the bus rings each task itself, and the machine
+looks at the store again. A lost connection costs latency, never an event.
+
+It also keeps this replica's lease alive (renewed three times per lease period), which is
+how the others know it still holds its runs and its notifications; a clean stop gives the
+lease up, so that nothing waits for it to lapse.
+"""
+
+import logging
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+import anyio
+from anyio.abc import TaskStatus
+
+__all__ = ["RedisBus"]
+
+log = logging.getLogger("a2a_adapters")
+
+#: Seconds between attempts to reach Redis again after the bus lost it (doubling up to the max).
+RECONNECT_FIRST, RECONNECT_MAX = 0.05, 2.0
+
+
+class Doorbells(Protocol):
+    """What the bus needs of its store (``RedisStore`` offers it)."""
+
+    replica: str
+    lease: float
+
+    def ring_channel(self, task_key: str) -> str: ...
+
+    def pubsub(self) -> AbstractAsyncContextManager[Any]: ...
+
+    def renew_lease(self) -> Awaitable[None]: ...
+
+    def drop_lease(self) -> Awaitable[None]: ...
+
+
+class RedisBus:
+    """Doorbells for the tasks a replica watches, and its lease (run in the engine's group)."""
+
+    def __init__(self, store: Doorbells) -> None:
+        self._store = store
+        #: task key -> its channel, for every task the machine watches.
+        self._wanted: dict[str, str] = {}
+        self._tasks: dict[str, str] = {}  # channel -> task key
+        self._changed = anyio.Event()
+        #: How many times the bus (re)connected; for tests and logs.
+        self.connections = 0
+
+    def watch(self, task_key: str) -> None:
+        """Ring for ``task_key`` from now on (the machine asked: ``Watch``)."""
+        if task_key not in self._wanted:
+            channel = self._store.ring_channel(task_key)
+            self._wanted[task_key] = channel
+            self._tasks[channel] = task_key
+            self._changed.set()
+
+    def unwatch(self, task_key: str) -> None:
+        """Stop ringing for ``task_key`` (``Unwatch``)."""
+        channel = self._wanted.pop(task_key, None)
+        if channel is not None:
+            self._tasks.pop(channel, None)
+            self._changed.set()
+
+    @property
+    def watching(self) -> int:
+        """How many tasks the bus rings for."""
+        return len(self._wanted)
+
+    async def run(
+        self,
+        ring: Callable[[str], Awaitable[None]],
+        *,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Keep the lease and the subscriptions until cancelled; ``ring(task_key)`` tells the
+        machine of a change. Started at once, even with Redis away (requests then get the
+        store's errors, and the bus keeps trying)."""
+        task_status.started()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._keep_lease)
+                await self._subscribe_forever(ring)
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(1.0):
+                try:
+                    await self._store.drop_lease()
+                except Exception as error:  # the others will see the lease lapse instead
+                    log.warning("could not give up this replica's lease: %r", error)
+
+    async def _keep_lease(self) -> None:
+        while True:
+            try:
+                await self._store.renew_lease()
+            except Exception as error:
+                log.warning("could not renew this replica's lease: %r", error)
+            await anyio.sleep(self._store.lease / 3)
+
+    async def _subscribe_forever(self, ring: Callable[[str], Awaitable[None]]) -> None:
+        delay = RECONNECT_FIRST
+        while True:
+            try:
+                async with self._store.pubsub() as pubsub:
+                    self.connections += 1
+                    if self.connections > 1:
+                        log.info("the event bus reached Redis again")
+                    delay = RECONNECT_FIRST
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(self._listen, pubsub, ring)
+                        await self._follow_wanted(pubsub, ring)
+            except Exception as error:
+                log.warning("the event bus lost Redis (%r); reconnecting in %.2fs", error, delay)
+            await anyio.sleep(delay)
+            delay = min(delay * 2, RECONNECT_MAX)
+
+    async def _follow_wanted(self, pubsub: Any, ring: Callable[[str], Awaitable[None]]) -> None:
+        """Subscribe to what is wanted and unsubscribe from what is not, as it changes. Each
+        new subscription rings its task once acknowledged: a change may have come before."""
+        subscribed: set[str] = set()
+        while True:
+            self._changed = anyio.Event()
+            wanted = set(self._tasks)
+            new = sorted(wanted - subscribed)
+            gone = sorted(subscribed - wanted)
+            if gone:
+                await pubsub.unsubscribe(*gone)
+                subscribed.difference_update(gone)
+            if new:
+                await pubsub.subscribe(*new)
+                subscribed.update(new)
+                for channel in new:
+                    task_key = self._tasks.get(channel)
+                    if task_key is not None:
+                        await ring(task_key)
+            if set(self._tasks) == subscribed:
+                await self._changed.wait()
+
+    async def _listen(self, pubsub: Any, ring: Callable[[str], Awaitable[None]]) -> None:
+        me = self._store.replica
+        while True:
+            message = await pubsub.get_message(ignore_subscribe_messages=True)
+            if message is None or message["type"] != "message":
+                continue
+            channel, sender = _text(message["channel"]), _text(message["data"])
+            task_key = self._tasks.get(channel)
+            if task_key is not None and sender != me:  # our own commits we know of already
+                await ring(task_key)
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,340 @@
+"""Several server machines over one shared store, as replicas over Redis are, with no event loop.
+
+:class:`Shared` plays what Redis does for replicas: one store, a doorbell for every task a
+commit changed (rung to the other servers that watch it), the run each commit starts owned by
+the server that made it, and leases (a server the test declares dead is one whose runs and
+notifications the next reader claims). The machines only see their :class:`Watch` and
+:class:`Unwatch` actions answered and :meth:`Server.changed` called, which is the whole contract
+an event bus has with them.
+"""
+
+import json
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import attrs
+
+from a2a_core import Core, CoreConfig, completed, working
+from a2a_core.store import Delete, MemoryTasks, Put, Reads, Snapshot, Write
+from a2a_core.transport import (
+    Action,
+    Answer,
+    Frames,
+    HttpRequest,
+    Server,
+    StartRun,
+    StopRun,
+    StreamOpened,
+    Unwatch,
+    Watch,
+)
+
+from .support import CARD, EPOCH
+from .test_server import message, rpc
+
+
+class Shared:
+    """One store for several servers: who committed what, who runs what, who is gone."""
+
+    def __init__(self) -> None:
+        self.tasks = MemoryTasks()
+        #: (server that committed, task key), in commit order: the doorbells still to ring.
+        self.rings: list[tuple[str, str]] = []
+        self.runner: dict[str, str] = {}
+        self.dead: set[str] = set()
+
+    def view(self, name: str) -> "View":
+        return View(self, name)
+
+
+@attrs.define
+class View:
+    """The shared store as server ``name`` calls it (a Redis store knows its replica too)."""
+
+    shared: Shared
+    name: str
+
+    def read(self, reads: Reads) -> Snapshot:
+        snapshot = self.shared.tasks.read(reads)
+        if reads.running is not None:
+            # A shared store hands out only the runs of servers that are gone, and claims them.
+            lapsed = tuple(
+                r for r in snapshot.running if self.shared.runner.get(r.id) in self.shared.dead
+            )
+            for record in lapsed:
+                self.shared.runner[record.id] = self.name
+            snapshot = attrs.evolve(snapshot, running=lapsed)
+        return snapshot
+
+    def commit(self, writes: Sequence[Write]) -> bool:
+        before = {
+            w.record.id: self.shared.tasks.read(Reads(task_id=w.record.id)).task
+            for w in writes
+            if isinstance(w, Put)
+        }
+        if not self.shared.tasks.commit(writes):
+            return False
+        for write in writes:
+            if isinstance(write, Put):
+                record, old = write.record, before[write.record.id]
+                if record.running and (old is None or not old.running or old.run != record.run):
+                    self.shared.runner[record.id] = self.name
+                self.shared.rings.append((self.name, record.id))
+            elif isinstance(write, Delete):
+                self.shared.rings.append((self.name, write.task_id))
+        return True
+
+
+class Replicas:
+    """Servers named ``a``, ``b``… over one :class:`Shared` store, with a bus between them."""
+
+    def __init__(self, *names: str, **options: Any) -> None:
+        options.setdefault("card", CARD)
+        options.setdefault("streaming", True)
+        reclaim = options.pop("reclaim_every", timedelta(seconds=5))
+        self.shared = Shared()
+        self.now = EPOCH
+        self.servers = {
+            n: Server(
+                Core(CoreConfig(**options)),
+                store=self.shared.view(n),
+                shared=True,
+                new_id=_ids(n),
+                reclaim_every=reclaim,
+            )
+            for n in names
+        }
+        self.watched: dict[str, set[str]] = {n: set() for n in names}
+        self.seen: dict[str, list[Action]] = {n: [] for n in names}
+        #: Rings the bus lost (the test drops them instead of delivering them).
+        self.dropping = False
+
+    def pump(self) -> None:
+        """Take every server's actions, answer its watches, ring the doorbells; until quiet."""
+        while True:
+            quiet = True
+            for name, server in self.servers.items():
+                if name in self.shared.dead:
+                    continue
+                for action in server.take_actions():
+                    quiet = False
+                    self.seen[name].append(action)
+                    if isinstance(action, Watch):
+                        self.watched[name].add(action.task_id)
+                        server.changed(action.task_id, self.now)  # listening now: look once
+                    elif isinstance(action, Unwatch):
+                        self.watched[name].discard(action.task_id)
+            rings, self.shared.rings = self.shared.rings, []
+            for committer, task_id in rings:
+                quiet = False
+                for name, server in self.servers.items():
+                    alive = name not in self.shared.dead and not self.dropping
+                    if alive and name != committer and task_id in self.watched[name]:
+                        server.changed(task_id, self.now)
+            if quiet:
+                return
+
+    def receive(self, name: str, request: HttpRequest) -> int:
+        number = self.servers[name].receive(request, self.now)
+        self.pump()
+        return number
+
+    def output(self, name: str, value: Any) -> None:
+        start = self.run_on(name)
+        self.servers[name].agent_output(start.task_id, start.run, value, self.now)
+        self.pump()
+
+    def run_on(self, name: str) -> StartRun:
+        return [a for a in self.seen[name] if isinstance(a, StartRun)][-1]
+
+    def answer(self, name: str, number: int) -> dict[str, Any]:
+        (found,) = [a for a in self.seen[name] if isinstance(a, Answer) and a.exchange == number]
+        document: dict[str, Any] = json.loads(found.response.body)
+        return document
+
+    def events(self, name: str, number: int) -> tuple[list[dict[str, Any]], bool]:
+        """What stream ``number`` on server ``name`` carried, and whether it ended."""
+        frames: list[bytes] = []
+        ended = False
+        for action in self.seen[name]:
+            if isinstance(action, StreamOpened | Frames) and action.exchange == number:
+                frames.extend(action.frames)
+                ended = ended or action.ended
+        payloads = [
+            json.loads(line[6:])
+            for f in frames
+            for line in f.decode().splitlines()
+            if line.startswith("data: ")
+        ]
+        return [p["result"] for p in payloads], ended
+
+    def tick(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+        for name, server in self.servers.items():
+            if name not in self.shared.dead:
+                server.tick(self.now)
+        self.pump()
+
+
+def _ids(prefix: str) -> Any:
+    count = iter(range(1, 10**9))
+    return lambda: f"{prefix}-{next(count)}"
+
+
+def state(result: dict[str, Any]) -> str:
+    task = result.get("task", result)
+    value: str = task["status"]["state"]
+    return value
+
+
+def started(replicas: Replicas, name: str = "a", text: str = "hi", mid: str = "m-1") -> str:
+    """A task created on ``name`` whose agent is running there; its id."""
+    params = {"message": message(text, mid), "configuration": {"returnImmediately": True}}
+    number = replicas.receive(name, rpc("SendMessage", params))
+    task_id: str = replicas.answer(name, number)["result"]["task"]["id"]
+    return task_id
+
+
+def test_a_task_created_on_one_server_is_read_on_another() -> None:
+    replicas = Replicas("a", "b")
+    replicas.tick(0)
+    task_id = started(replicas)
+    number = replicas.receive("b", rpc("GetTask", {"id": task_id}))
+    assert replicas.answer("b", number)["result"]["id"] == task_id
+
+
+def test_a_stream_on_one_server_follows_a_run_on_another_to_its_end() -> None:
+    replicas = Replicas("a", "b")
+    replicas.tick(0)
+    task_id = started(replicas)
+    number = replicas.receive("b", rpc("SubscribeToTask", {"id": task_id}))
+    replicas.output("a", working("one"))
+    replicas.output("a", working("two"))
+    replicas.output("a", completed("done"))
+    events, ended = replicas.events("b", number)
+    assert ended
+    assert events[0]["task"]["id"] == task_id  # the snapshot first, then every update in order
+    states = [e["statusUpdate"]["status"]["state"] for e in events[1:]]
+    assert states == ["TASK_STATE_WORKING", "TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]
+    assert replicas.servers["b"].following(task_id) == 0
+    assert task_id not in replicas.watched["b"]  # the stream ended: b stopped listening
+
+
+def test_a_blocking_resend_on_one_server_answers_when_the_run_on_another_settles() -> None:
+    replicas = Replicas("a", "b")
+    replicas.tick(0)
+    task_id = started(replicas, mid="m-7")
+    # The same message again, on b, blocking: it is the task a made (idempotent), still working.
+    number = replicas.receive("b", rpc("SendMessage", {"message": message("hi", "m-7")}))
+    assert not [a for a in replicas.seen["b"] if isinstance(a, Answer) and a.exchange == number]
+    assert replicas.servers["b"].waiting == 1
+    replicas.output("a", completed("done"))
+    result = replicas.answer("b", number)["result"]
+    assert result["task"]["id"] == task_id
+    assert state(result) == "TASK_STATE_COMPLETED"
+    assert not [a for a in replicas.seen["b"] if isinstance(a, StartRun)]  # it ran once, on a
+
+
+def test_a_cancel_on_one_server_stops_the_run_on_another_at_once() -> None:
+    replicas = Replicas("a", "b")
+    replicas.tick(0)
+    task_id = started(replicas)
+    run = replicas.run_on("a")
+    number = replicas.receive("b", rpc("CancelTask", {"id": task_id}))
+    assert state(replicas.answer("b", number)["result"]) == "TASK_STATE_CANCELED"
+    # a heard the doorbell, looked, and stopped its run without waiting for its next output.
+    assert StopRun(task_id, run.run) in replicas.seen["a"]
+    assert replicas.servers["a"].live_runs == 0
+    assert task_id not in replicas.watched["a"]
+    replicas.servers["a"].agent_output(task_id, run.run, completed("late"), replicas.now)
+    replicas.pump()
+    number = replicas.receive("b", rpc("GetTask", {"id": task_id}))
+    assert state(replicas.answer("b", number)["result"]) == "TASK_STATE_CANCELED"
+
+
+def test_a_server_watches_what_it_runs_waits_on_or_streams_and_nothing_else() -> None:
+    replicas = Replicas("a", "b")
+    replicas.tick(0)
+    task_id = started(replicas)
+    assert replicas.watched == {"a": {task_id}, "b": set()}
+    number = replicas.receive("b", rpc("GetTask", {"id": task_id}))
+    assert replicas.answer("b", number)  # a read needs no watch
+    assert replicas.watched["b"] == set()
+    replicas.output("a", completed("done"))
+    assert replicas.watched == {"a": set(), "b": set()}
+    watches = [a for a in replicas.seen["a"] if isinstance(a, Watch | Unwatch)]
+    assert watches == [Watch(task_id), Unwatch(task_id)]
+
+
+def test_a_server_alone_on_its_store_watches_nothing() -> None:
+    server = Server(Core(CoreConfig(card=CARD)), store=MemoryTasks())
+    server.tick(EPOCH)
+    params = {"message": message("hi", "m-1"), "configuration": {"returnImmediately": True}}
+    server.receive(rpc("SendMessage", params), EPOCH)
+    assert not [a for a in server.take_actions() if isinstance(a, Watch | Unwatch)]
+
+
+def test_lost_rings_cost_latency_not_events_once_the_watch_is_restored() -> None:
+    replicas = Replicas("a", "b")
+    replicas.tick(0)
+    task_id = started(replicas)
+    number = replicas.receive("b", rpc("SubscribeToTask", {"id": task_id}))
+    replicas.dropping = True  # b's bus connection is down: it hears nothing
+    replicas.output("a", working("one"))
+    replicas.output("a", completed("done"))
+    events, ended = replicas.events("b", number)
+    assert len(events) == 1
+    assert not ended
+    replicas.dropping = False
+    # Reconnected, the bus tells the machine of every task it watches.
+    for watched in sorted(replicas.watched["b"]):
+        replicas.servers["b"].changed(watched, replicas.now)
+    replicas.pump()
+    events, ended = replicas.events("b", number)
+    assert ended
+    assert [e["statusUpdate"]["status"]["state"] for e in events[1:]] == [
+        "TASK_STATE_WORKING",
+        "TASK_STATE_COMPLETED",
+    ]
+
+
+def test_the_runs_of_a_server_that_died_are_settled_by_another_with_a_record() -> None:
+    replicas = Replicas("a", "b", reclaim_every=timedelta(seconds=5))
+    replicas.tick(0)
+    task_id = started(replicas)
+    replicas.shared.dead.add("a")  # a is killed; its lease lapses
+    replicas.tick(1)
+    number = replicas.receive("b", rpc("GetTask", {"id": task_id}))
+    assert state(replicas.answer("b", number)["result"]) == "TASK_STATE_SUBMITTED"  # not yet
+    replicas.tick(5)
+    number = replicas.receive("b", rpc("GetTask", {"id": task_id}))
+    task = replicas.answer("b", number)["result"]
+    assert state(task) == "TASK_STATE_FAILED"
+    reason = task["status"]["message"]["parts"][0]["text"]
+    assert reason.startswith("The server stopped before the agent finished")
+    assert not [a for a in replicas.seen["b"] if isinstance(a, StartRun)]
+
+
+def test_the_runs_of_a_server_that_died_may_run_again_on_another() -> None:
+    replicas = Replicas("a", "b", on_restart="rerun", reclaim_every=timedelta(seconds=5))
+    replicas.tick(0)
+    task_id = started(replicas)
+    replicas.shared.dead.add("a")
+    replicas.tick(6)
+    rerun = replicas.run_on("b")
+    assert (rerun.task_id, rerun.run) == (task_id, 2)
+    assert replicas.shared.runner[task_id] == "b"
+    replicas.output("b", completed("done"))
+    number = replicas.receive("b", rpc("GetTask", {"id": task_id}))
+    assert state(replicas.answer("b", number)["result"]) == "TASK_STATE_COMPLETED"
+
+
+def test_a_live_servers_runs_are_not_taken_over() -> None:
+    replicas = Replicas("a", "b", reclaim_every=timedelta(seconds=5))
+    replicas.tick(0)
+    task_id = started(replicas)
+    replicas.tick(30)  # many reclaims on b; a's lease holds
+    number = replicas.receive("b", rpc("GetTask", {"id": task_id}))
+    assert state(replicas.answer("b", number)["result"]) == "TASK_STATE_SUBMITTED"
+    assert replicas.servers["a"].live_runs == 1
