@@ -56,6 +56,7 @@ from ._clock import new_uuid, wall_clock
 from ._push import PushSender
 from ._runs import Slot, run_agent
 from ._streaming import HttpStream, answer_unless_gone, stream_body
+from .stores import StoreUnavailable
 
 __all__ = ["Engine"]
 
@@ -377,6 +378,9 @@ class Engine:
                 if isinstance(action, Read):
                     try:
                         snapshot = await self.store.read(action.reads)
+                    except StoreUnavailable as error:  # expected now and then: no traceback
+                        log.warning("a store read failed: %s", error)
+                        self.server.read_failed(action.op, self._clock(), unavailable=True)
                     except Exception:
                         log.exception("a store read failed")
                         self.server.read_failed(action.op, self._clock())
@@ -385,6 +389,9 @@ class Engine:
                 else:
                     try:
                         ok = await self.store.commit(action.writes)
+                    except StoreUnavailable as error:
+                        log.warning("a store commit failed: %s", error)
+                        self.server.commit_failed(action.op, self._clock(), unavailable=True)
                     except Exception:
                         log.exception("a store commit failed")
                         self.server.commit_failed(action.op, self._clock())

@@ -34,6 +34,7 @@ __all__ = [
     "TaskNotCancelableError",
     "TaskNotFoundError",
     "UnauthenticatedError",
+    "UnavailableError",
     "UnsupportedOperationError",
     "UsageError",
     "VersionNotSupportedError",
@@ -134,6 +135,13 @@ class InternalError(A2AError):
     """The server failed; nothing about the request was wrong."""
 
 
+class UnavailableError(A2AError):
+    """The server cannot answer now (its task store is unreachable); the client may retry.
+
+    Not a fault of the request, and not a bug either: the spec's "system" category, which
+    HTTP says with 503 and gRPC with UNAVAILABLE so that clients and load balancers retry."""
+
+
 class TaskNotFoundError(A2AError):
     """No such task, or not one the caller may see (the two are indistinguishable by design)."""
 
@@ -190,6 +198,7 @@ ERROR_CODES: Mapping[type[A2AError], ErrorCodes] = {
     MethodNotFoundError:                 _row(-32601, "METHOD_NOT_FOUND", 404, 404, "UNIMPLEMENTED", "Method not found"),
     InvalidParamsError:                  _row(-32602, "INVALID_PARAMS", 400, 400, "INVALID_ARGUMENT", "Invalid parameters"),
     InternalError:                       _row(-32603, "INTERNAL", 500, 500, "INTERNAL", "Internal error"),
+    UnavailableError:                    _row(-32603, "UNAVAILABLE", 503, 503, "UNAVAILABLE", "Service unavailable; retry later"),
     TaskNotFoundError:                   _row(-32001, "TASK_NOT_FOUND", 404, 404, "NOT_FOUND", "Task not found"),
     TaskNotCancelableError:              _row(-32002, "TASK_NOT_CANCELABLE", 400, 409, "FAILED_PRECONDITION", "Task cannot be canceled"),
     PushNotificationNotSupportedError:   _row(-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", 400, 400, "FAILED_PRECONDITION", "Push Notification is not supported"),

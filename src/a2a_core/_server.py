@@ -85,7 +85,7 @@ from ._effects import (
     StartRun,
     StopRun,
 )
-from ._errors import InternalError
+from ._errors import InternalError, UnavailableError
 from ._http import Dispatch, HttpRequest, HttpResponse
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Rerun, Tick, World
 from ._records import TaskRecord
@@ -122,6 +122,8 @@ __all__ = [
 MAX_ATTEMPTS = 16
 #: After an expiry sweep failed, how long before the next try.
 TICK_RETRY = timedelta(seconds=1)
+#: What a client is told while the store cannot be reached.
+STORE_AWAY = "The task store is unavailable"
 #: How many tasks a restart's recovery reads at a time.
 RECOVER_BATCH = 100
 #: With a shared store, how often a server looks for runs and notifications that a replica
@@ -340,6 +342,7 @@ class Server:
         self._touched: set[str] = set()  # tasks whose watchers here may have changed
         self._checking: dict[str, bool] = {}  # task -> it changed again while being read
         self._recheck: set[str] = set()  # checks that failed, tried again at the next tick
+        self._unended: list[AgentDone] = []  # ends of runs not recorded, tried again likewise
         self._new_id = new_id or _counter_ids()
         self._numbers = itertools.count(1)
         self._ops = itertools.count(1)
@@ -442,6 +445,9 @@ class Server:
         for task_id in list(self._recheck):
             self._recheck.discard(task_id)
             self._check(task_id, now)
+        unended, self._unended = self._unended, []
+        for done in unended:
+            self._start(_Job(done), now)
         if not self._outboxed and not self._reading_outbox:
             self._reading_outbox = True
             self._read_outbox(None, now)
@@ -512,10 +518,12 @@ class Server:
         self._read(op, snapshot, now)
         self._settle(now)
 
-    def read_failed(self, op: int, now: datetime) -> None:
-        """The store could not answer :class:`Read` ``op`` (the transport logged why)."""
+    def read_failed(self, op: int, now: datetime, *, unavailable: bool = False) -> None:
+        """The store could not answer :class:`Read` ``op`` (the transport logged why).
+        ``unavailable``: it could not be reached, so a client is told to retry (503) rather
+        than that the server failed (500)."""
         if self._pending.pop(op, None) is not None:
-            self._failed(op, "the store failed", now)
+            self._failed(op, "the store failed", now, unavailable=unavailable)
         self._settle(now)
 
     def commit_done(self, op: int, ok: bool, now: datetime) -> None:
@@ -524,10 +532,11 @@ class Server:
         self._committed(op, ok, now)
         self._settle(now)
 
-    def commit_failed(self, op: int, now: datetime) -> None:
-        """The store could not apply :class:`Commit` ``op``, and nothing of it was written."""
+    def commit_failed(self, op: int, now: datetime, *, unavailable: bool = False) -> None:
+        """The store could not apply :class:`Commit` ``op``, and nothing of it was written
+        (``unavailable``: as for :meth:`read_failed`)."""
         if self._pending.pop(op, None) is not None:
-            self._failed(op, "the store failed", now)
+            self._failed(op, "the store failed", now, unavailable=unavailable)
         self._settle(now)
 
     def frames_sent(self, exchange: int, now: datetime) -> None:
@@ -708,17 +717,21 @@ class Server:
             return
         self._store(op, Read(op, self.core.needs(job.input)))  # decide again, on fresh data
 
-    def _failed(self, op: int, why: str, now: datetime) -> None:
+    def _failed(self, op: int, why: str, now: datetime, *, unavailable: bool = False) -> None:
         """A store operation failed for good: say so to whoever waits on it."""
         job = self._jobs.pop(op)
         match job:
             case _LogRead(exchange=stream):
                 follower = self._streams.get(stream)
                 if follower is not None:
-                    error = InternalError("The stream failed: the server could not read the task")
+                    error = (
+                        UnavailableError(STORE_AWAY + "; resume the stream shortly")
+                        if unavailable
+                        else InternalError("The stream failed: the server could not read the task")
+                    )
                     self._end(follower, (self.core.render_stream_error(follower.dispatch, error),))
             case _Verify(exchange=exchange):
-                self._answer_error(exchange, why)
+                self._answer_error(exchange, why, unavailable)
             case _Check(task_id=task_id):
                 self._act(Problem(f"task {task_id} changed elsewhere; reading it failed ({why})"))
                 self._checking.pop(task_id, None)
@@ -727,16 +740,25 @@ class Server:
             case _Job(input=Call()):
                 if job.exchange in self._deciding and job.dispatch is not None:
                     self._deciding.discard(job.exchange)
-                    error = InternalError(f"Internal error: {why}; the failure was logged")
+                    error = _store_error(why, unavailable)
                     self._act(Answer(job.exchange, self.core.render(job.dispatch, Fail(error))))
             case _Job(input=AgentOutput(task_id=task_id, run=run)):
                 self._act(Problem(f"the output of run {run} of task {task_id} was lost: {why}"))
                 self._act(OutputTaken(task_id, run, counts=False))
                 self._act(StopRun(task_id, run))
                 self._start(_Job(AgentDone(task_id, run, error=InternalError())), now)
-            case _Job(input=AgentDone(task_id=task_id, run=run)):
-                self._act(Problem(f"the end of run {run} of task {task_id} was lost: {why}"))
+            case _Job(input=AgentDone(task_id=task_id, run=run) as done):
+                # Recorded again soon, for as long as it takes: a task must not stay working
+                # with no run behind it because its store was away when the run ended.
+                self._act(
+                    Problem(
+                        f"the end of run {run} of task {task_id} was not recorded "
+                        f"({why}); it is tried again shortly"
+                    )
+                )
                 self._end_run(task_id, run)
+                self._unended.append(done)
+                self._wake_by(now + TICK_RETRY)
             case _Owed():
                 self._act(Problem(f"the push outbox could not be read ({why}); retrying"))
                 self._reading_outbox = False
@@ -957,13 +979,13 @@ class Server:
         reply = self.core.settled_reply(waiter.wait, record)
         self._act(Answer(waiter.exchange, self.core.render(waiter.dispatch, reply)))
 
-    def _answer_error(self, exchange: int, why: str) -> None:
+    def _answer_error(self, exchange: int, why: str, unavailable: bool = False) -> None:
         waiter = self._exchanges.pop(exchange, None)
         if waiter is None:
             return
         _discard(self._waiters, waiter.wait.task_id, waiter)
         self._touch(waiter.wait.task_id)
-        error = InternalError(f"Internal error: {why}; the failure was logged")
+        error = _store_error(why, unavailable)
         self._act(Answer(exchange, self.core.render(waiter.dispatch, Fail(error))))
 
     def _publish(
@@ -1066,6 +1088,12 @@ class Server:
     def _wake_by(self, due: datetime | None) -> None:
         if due is not None and (self._tick_at is None or due < self._tick_at):
             self._tick_at = due
+
+
+def _store_error(why: str, unavailable: bool) -> InternalError | UnavailableError:
+    if unavailable:
+        return UnavailableError(STORE_AWAY + "; retry shortly")
+    return InternalError(f"Internal error: {why}; the failure was logged")
 
 
 def _discard(table: "dict[str, list[Any]]", key: str, entry: object) -> None:

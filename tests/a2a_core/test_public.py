@@ -201,6 +201,7 @@ EXPECTED: dict[str, set[str]] = {
         "TaskNotCancelableError",
         "TaskNotFoundError",
         "UnauthenticatedError",
+        "UnavailableError",
         "UnsupportedOperationError",
         "UsageError",
         "VersionNotSupportedError",

@@ -82,6 +82,7 @@ from a2a_core.errors import (
     InvalidParamsError,
     TaskNotFoundError,
     UnauthenticatedError,
+    UnavailableError,
     UnsupportedOperationError,
 )
 from a2a_core.transport import Caller, HttpRequest, HttpResponse
@@ -944,6 +945,7 @@ HTTP_STATUS: dict[type[A2AError], tuple[int, int]] = {
     InvalidParamsError: (400, 400),
     MethodNotFoundError: (404, 404),
     InternalError: (500, 500),
+    UnavailableError: (503, 503),
     PayloadTooLargeError: (413, 413),
     UnauthenticatedError: (401, 401),
 }

@@ -175,6 +175,50 @@ def test_a_failed_read_is_an_internal_error_for_its_request_only() -> None:
     assert board.answer(fine)["error"]["code"] == -32001
 
 
+def test_a_store_out_of_reach_is_a_retry_later_in_every_binding() -> None:
+    board = Board()
+    failing = board.receive(rpc("GetTask", {"id": "t-1"}))
+    (op,) = board.pending
+    board.pending.clear()
+    board.server.read_failed(op, board.now, unavailable=True)
+    board.take()
+    error = board.answer(failing)["error"]
+    assert error["code"] == -32603
+    assert error["message"].startswith("The task store is unavailable")
+    rest = board.receive(HttpRequest("GET", "/tasks/t-1", {"a2a-version": "1.0"}, b""))
+    (op,) = board.pending
+    board.pending.clear()
+    board.server.read_failed(op, board.now, unavailable=True)
+    board.take()
+    (answer,) = board.answers(rest)
+    assert answer.response.status == 503
+    assert json.loads(answer.response.body)["error"]["status"] == "UNAVAILABLE"
+
+
+def test_the_end_of_a_run_the_store_missed_is_recorded_once_it_is_back() -> None:
+    board = Board()
+    send(board, returnImmediately=True)
+    board.settle()
+    start = board.run_of()
+    board.server.agent_done(start.task_id, start.run, board.now, error=RuntimeError("boom"))
+    board.take()
+    (op,) = board.pending  # the read of the run's end: the store is away
+    board.pending.clear()
+    board.server.read_failed(op, board.now, unavailable=True)
+    board.take()
+    assert board.server.live_runs == 0
+    assert not board.pending
+    due = board.server.next_deadline()
+    assert due is not None
+    board.now = due
+    board.server.tick(board.now)
+    board.settle()  # the store is back
+    record = board.tasks.read(Reads(task_id=start.task_id)).task
+    assert record is not None
+    assert record.state is TaskState.FAILED
+    assert not record.running
+
+
 class FlakyTasks(MemoryTasks):
     """A synchronous store whose next read or commit raises, when a test says so."""
 
