@@ -206,6 +206,7 @@ def serve(
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
+    sock: socket.socket | None = None,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
@@ -226,7 +227,9 @@ def serve(
     Every setting is checked before anything starts: a wrong one raises :class:`TypeError` or
     :class:`ValueError` saying which, a store that cannot be opened raises
     :class:`~a2a_adapters.stores.StoreUnavailable` saying why, and an address that cannot be
-    listened on raises :class:`OSError` naming it.
+    listened on raises :class:`OSError` naming it. ``sock``, a socket listening already
+    (inherited from a supervisor such as ``serve --workers``, or systemd), is served on instead
+    of binding ``host`` and ``port``.
     """
     _check_loop(loop)
     _check_address(host, port)
@@ -237,8 +240,7 @@ def serve(
             agent,
             opened if opened is not None else given,
             card,
-            host,
-            port,
+            (host, port) if sock is None else sock,
             loop,
             limits,
             auth=auth,
@@ -270,15 +272,14 @@ def _serve_with(
     agent: Agents,
     store: AsyncStore | None,
     card: AgentCard | None,
-    host: str,
-    port: int,
+    where: tuple[str, int] | socket.socket,
     loop: str,
     limits: ConnectionLimits,
     **settings: Any,
 ) -> None:
     engine = build_engine(agent, card=card, store=store, **settings)
     raise_fd_limit()  # before the cap is derived from it, and before the line that says we are up
-    sock = _listen(host, port)
+    sock = _listen(*where) if isinstance(where, tuple) else where
     bound_host, bound_port = sock.getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

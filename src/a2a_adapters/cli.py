@@ -4,7 +4,9 @@ import argparse
 import errno
 import importlib
 import json
+import logging
 import math
+import socket
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,11 +22,15 @@ from ._extras import MissingExtra
 from ._lifecycle import EngineFailed
 from ._limits import ConnectionLimits
 from ._serve import _CORE_DEFAULTS, serve
+from ._sockets import bind_socket
+from ._workers import run_workers
 from .stores import DEFAULT_STORE, StoreUnavailable
 
 __all__ = ["main"]
 
 _N = TypeVar("_N", int, float)
+
+log = logging.getLogger("a2a_adapters")
 
 #: Exit statuses: a mistake in what was asked, and a refusal by the machine (the address).
 USAGE = 2
@@ -75,6 +81,7 @@ _grace = _number(
 )  # fmt: skip
 _count = _number(int, "a whole number", lambda n: n >= 1, "a positive number")
 _bytes = _number(int, "a whole number of bytes", lambda n: n >= 1, "a positive number of bytes")
+_workers = _number(int, "a number of processes", lambda n: 1 <= n <= 256, "from 1 to 256")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -215,6 +222,16 @@ def _parser() -> argparse.ArgumentParser:
         "finish before the server stops them (default: 5)",
     )
     run.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        metavar="N",
+        help="serve from N processes on one port (default: 1); they share the store, so it "
+        "must be one processes can share (redis://…)",
+    )
+    # How a worker of --workers gets the socket its parent bound (not for people).
+    run.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
+    run.add_argument(
         "--task-ttl",
         type=_seconds,
         metavar="SECONDS",
@@ -348,6 +365,36 @@ def _cannot_listen(error: OSError, args: argparse.Namespace) -> str:
     return f"{message}; --host must name an address of this machine (127.0.0.1, ::1, 0.0.0.0…)"
 
 
+def _supervise(args: argparse.Namespace, argv: list[str]) -> int:
+    """Bind once, then run the workers on that socket (see ``a2a_adapters._workers``)."""
+    try:
+        sock = bind_socket(args.host, args.port)
+    except OSError as error:
+        _fail(_cannot_listen(error, args), FAILURE)
+    host, port = sock.getsockname()[:2]
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    shown = f"[{host}]" if ":" in host else host
+    log.info("A2A server on http://%s:%d/ with %d workers", shown, port, args.workers)
+    try:
+        return run_workers(args.workers, sock, _without_workers(argv), args.shutdown_grace + 5)
+    finally:
+        sock.close()
+
+
+def _without_workers(argv: list[str]) -> list[str]:
+    """``argv`` less its ``--workers N`` (or ``--workers=N``), for the workers themselves."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--workers":
+            skip = True
+        elif not arg.startswith("--workers="):
+            kept.append(arg)
+    return kept
+
+
 def _check_trio() -> None:
     """The trio adapter's packages are an extra: say which, before anything is loaded."""
     try:
@@ -356,15 +403,28 @@ def _check_trio() -> None:
         _fail(str(missing))
 
 
+#: The stores several processes can share (the others keep tasks in one process).
+SHARED_STORES = ("redis", "rediss", "unix")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the command line. A mistake in the arguments, the agent or the card, and an address
     that cannot be listened on, end the process with one line on stderr (exit status 2 for
     what was asked, 1 for what the machine refused), never a traceback."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     if args.loop == "trio":
         _check_trio()
     agent = _load(args.agent, "agent")
     card = _load_card(args.card) if args.card else None
+    if args.workers > 1:
+        if args.store.partition(":")[0] not in SHARED_STORES:
+            _fail(
+                f"--workers {args.workers} needs a store the processes can share "
+                f"(--store redis://HOST:PORT/DB); {args.store} keeps tasks in one process"
+            )
+        sys.exit(_supervise(args, argv))
+    sock = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
     try:
         serve(
             agent,  # type: ignore[arg-type]  # serve() checks it, and says what it got
@@ -390,6 +450,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_json_depth=args.max_json_depth,
             max_message_parts=args.max_message_parts,
             max_task_messages=args.max_task_messages,
+            sock=sock,
         )
     except EngineFailed as failed:
         # The cause is logged already; exit non-zero so that a supervisor restarts us.
