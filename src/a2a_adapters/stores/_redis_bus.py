@@ -37,7 +37,7 @@ class Doorbells(Protocol):
 
     def ring_channel(self, task_key: str) -> str: ...
 
-    def pubsub(self) -> AbstractAsyncContextManager[Any]: ...
+    def pubsub(self, **options: Any) -> Awaitable[AbstractAsyncContextManager[Any]]: ...
 
     def renew_lease(self) -> Awaitable[None]: ...
 
@@ -109,7 +109,10 @@ class RedisBus:
         delay = RECONNECT_FIRST
         while True:
             try:
-                async with self._store.pubsub() as pubsub:
+                # No retries of its own: a lost connection must end here, so that every
+                # task is subscribed to (and rung) again.
+                channel = await self._store.pubsub(retry_policy=None, subscription_timeout=5)
+                async with channel as pubsub:
                     self.connections += 1
                     if self.connections > 1:
                         log.info("the event bus reached Redis again")
