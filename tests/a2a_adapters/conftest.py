@@ -3,6 +3,7 @@
 are module-scoped (one server per adapter, shared by every test of the module)."""
 
 import os
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from a2a_adapters import _serve
 from a2a_adapters.stores import SqliteStore
 from tests import servers
+from tests.a2a_adapters.redis_server import REDIS_SERVER, RedisServer, redis_available
 
 
 def _serving_on(adapter: servers.Adapter) -> Iterator[servers.Adapter]:
@@ -72,3 +74,26 @@ def close_the_tests_stores(default_store: str) -> Iterator[None]:
     for store in _OPENED[before:]:
         store.close()
     del _OPENED[before:]
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """The URL of a ``redis-server`` started for this test session (only once a test asks for
+    it), on a free port, stopped at the end. Tests share it, each under key prefixes of its own
+    (:func:`redis_prefix`): no test sees another's keys."""
+    if not redis_available():
+        pytest.fail(
+            f"{REDIS_SERVER} is missing: the Redis tests need it (apt-get install redis-server)"
+        )
+    with RedisServer() as server:
+        yield server.url
+
+
+@pytest.fixture
+def redis_prefix() -> str:
+    """A key prefix no other test uses."""
+    return unique_prefix()
+
+
+def unique_prefix() -> str:
+    return f"t-{uuid.uuid4().hex[:12]}"
