@@ -114,7 +114,9 @@ class RedisStore:
         connect_timeout: float = 1.0,
         timeout: float = 10.0,
     ) -> None:
-        _check_url(url)
+        problem = url_problem(url)
+        if problem is not None:
+            raise ValueError(f"{redacted(url)}: {problem}")
         if not prefix or "{" in prefix or "}" in prefix:
             raise ValueError(f"prefix={prefix!r}: expected a non-empty name without braces")
         if not lease > 0:
@@ -310,28 +312,29 @@ class _Link:
 # --- arguments ------------------------------------------------------------------------------------
 
 
-def _check_url(url: str) -> None:
-    """Refuse a URL coredis could not connect with, naming what is wrong."""
+def url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as the address of a Redis (``None``: nothing coredis would
+    refuse), so that a mistake is told when the store is made, not at its first call."""
     parts = urlsplit(url)
-    shown = redacted(url)
     if parts.scheme not in _SCHEMES:
-        raise ValueError(f"{shown}: expected a redis://, rediss:// or unix:// URL")
+        return "expected a redis://, rediss:// or unix:// URL"
     if parts.scheme == "unix":
         if not parts.path:
-            raise ValueError(f"{shown}: the Unix socket's path is missing")
+            return "the Unix socket's path is missing"
     else:
         if not parts.hostname:
-            raise ValueError(f"{shown}: the Redis host is missing")
+            return "the Redis host is missing"
         try:
             parts.port  # noqa: B018  parsing it is the check
         except ValueError:
-            raise ValueError(f"{shown}: the port is not a number") from None
+            return "the port is not a number"
         database = parts.path.strip("/")
         if database and not database.isdigit():
-            raise ValueError(f"{shown}: the database {database!r} is not a number")
+            return f"the database {database!r} is not a number"
     db = dict(parse_qsl(parts.query)).get("db")
     if db is not None and not db.isdigit():
-        raise ValueError(f"{shown}: db={db!r} is not a number")
+        return f"db={db!r} is not a number"
+    return None
 
 
 def redacted(url: str) -> str:
