@@ -40,14 +40,15 @@ class RedisServer:
     """One ``redis-server`` process: :meth:`start`, :meth:`stop`, :meth:`kill`, :meth:`restart`.
 
     ``durable``: an append-only file written before every answer. ``unix_socket``: listen on
-    that socket and no TCP port at all (``--port 0``).
+    a socket in the server's directory (a short path: a socket's may not pass 107 bytes) and on
+    no TCP port at all (``--port 0``).
     """
 
-    def __init__(self, *, durable: bool = False, unix_socket: Path | None = None) -> None:
+    def __init__(self, *, durable: bool = False, unix_socket: bool = False) -> None:
         self.durable = durable
-        self.unix_socket = unix_socket
         self.directory = Path(tempfile.mkdtemp(prefix="a2a-redis-"))
-        self.port = 0 if unix_socket is not None else _free_port()
+        self.unix_socket = self.directory / "redis.sock" if unix_socket else None
+        self.port = 0 if unix_socket else _free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
