@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from a2a_adapters import _serve
-from a2a_adapters.stores import SqliteStore
+from a2a_adapters.stores import RedisStore, SqliteStore
 from tests import servers
 from tests.a2a_adapters.redis_server import REDIS_SERVER, RedisServer, redis_available
 
@@ -34,26 +34,34 @@ def module_adapter(request: pytest.FixtureRequest) -> Iterator[servers.Adapter]:
     yield from _serving_on(request.param)
 
 
-#: The stores the suite made for engines built without one (``A2A_TEST_STORE=sqlite``).
-_OPENED: list[SqliteStore] = []
+#: The stores the suite made for engines built without one (``A2A_TEST_STORE=sqlite|redis``).
+_OPENED: list[SqliteStore | RedisStore] = []
 
 
 @pytest.fixture(autouse=True, scope="session")
-def default_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def default_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """With ``A2A_TEST_STORE=sqlite``, every engine a test builds without a store of its own
     keeps its tasks in a fresh SQLite file instead of memory: the whole black-box suite then
-    runs on the durable store (``make test-sqlite``)."""
+    runs on the durable store (``make test-sqlite``). ``A2A_TEST_STORE=redis`` does the same
+    on the session's Redis, each engine under a key prefix of its own."""
     chosen = os.environ.get("A2A_TEST_STORE", "memory")
     if chosen == "memory":
         yield chosen
         return
-    if chosen != "sqlite":
-        raise pytest.UsageError(f"A2A_TEST_STORE={chosen!r}: expected memory or sqlite")
+    if chosen not in ("sqlite", "redis"):
+        raise pytest.UsageError(f"A2A_TEST_STORE={chosen!r}: expected memory, sqlite or redis")
 
-    def fresh() -> SqliteStore:
-        # NORMAL, not FULL: the same code and the same crash safety for a killed process; what
-        # FULL adds (an fsync per commit, against power loss) would only slow the suite down.
-        store = SqliteStore(tmp_path_factory.mktemp("store") / "tasks.db", synchronous="NORMAL")
+    def fresh() -> SqliteStore | RedisStore:
+        store: SqliteStore | RedisStore
+        if chosen == "redis":
+            store = RedisStore(request.getfixturevalue("redis_url"), prefix=unique_prefix())
+        else:
+            # NORMAL, not FULL: the same code and the same crash safety for a killed process;
+            # what FULL adds (an fsync per commit, against power loss) would only slow the
+            # suite down.
+            store = SqliteStore(tmp_path_factory.mktemp("store") / "tasks.db", synchronous="NORMAL")
         _OPENED.append(store)
         return store
 
