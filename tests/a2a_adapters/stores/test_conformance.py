@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_adapters.stores import MemoryStore, SqliteStore
+from a2a_adapters.stores import MemoryStore, RedisStore, SqliteStore
 from a2a_core import Task, TaskState, TaskStatus
 from a2a_core.store import (
     AsyncStore,
@@ -37,6 +37,7 @@ from a2a_core.store import (
     TaskRecord,
 )
 from examples import echo
+from tests.a2a_adapters.conftest import unique_prefix
 from tests.a2a_adapters.support import COMPLETED, get_task, list_tasks, send_task, state_of
 from tests.servers import running_server
 
@@ -45,9 +46,25 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ALICE = Owner("alice")
 BOB = Owner("bob")
 
-BACKENDS: dict[str, Callable[[Path], AsyncStore]] = {
+
+@attrs.frozen
+class Where:
+    """What a backend may keep a new store in: a directory of its own, and the session's Redis
+    (started only when a Redis store is made)."""
+
+    directory: Path
+    request: pytest.FixtureRequest
+
+    def redis_url(self) -> str:
+        url: str = self.request.getfixturevalue("redis_url")
+        return url
+
+
+BACKENDS: dict[str, Callable[[Where], AsyncStore]] = {
     "memory": lambda _: MemoryStore(),
-    "sqlite": lambda where: SqliteStore(where / "tasks.db"),
+    "sqlite": lambda where: SqliteStore(where.directory / "tasks.db"),
+    # Each store under a prefix of its own: one Redis, and no store sees another's keys.
+    "redis": lambda where: RedisStore(where.redis_url(), prefix=unique_prefix()),
 }
 
 
@@ -55,9 +72,10 @@ BACKENDS: dict[str, Callable[[Path], AsyncStore]] = {
 def make_store(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Callable[[], AsyncStore]:
-    """A maker of empty stores of one backend (each SQLite store in a directory of its own)."""
+    """A maker of empty stores of one backend (each SQLite store in a directory of its own,
+    each Redis store under a key prefix of its own)."""
     backend = BACKENDS[request.param]
-    return lambda: backend(tmp_path_factory.mktemp("store"))
+    return lambda: backend(Where(tmp_path_factory.mktemp("store"), request))
 
 
 @pytest.fixture

@@ -15,7 +15,13 @@ import anyio
 import attrs
 import pytest
 
-from a2a_adapters.stores import SCHEMA_VERSION, SqliteStore, StoreUnavailable, open_store
+from a2a_adapters.stores import (
+    SCHEMA_VERSION,
+    RedisStore,
+    SqliteStore,
+    StoreUnavailable,
+    open_store,
+)
 from a2a_core import TaskState
 from a2a_core.errors import UsageError
 from a2a_core.store import (
@@ -128,7 +134,7 @@ def test_store_urls(tmp_path: Path) -> None:
     assert isinstance(absolute, SqliteStore)
     assert absolute.path == tmp_path / "b.db"
     absolute.close()
-    with pytest.raises(ValueError, match="expected memory, or sqlite:PATH"):
+    with pytest.raises(ValueError, match=r"expected memory, sqlite:PATH .* redis://"):
         open_store("postgres://localhost/db")
     with pytest.raises(ValueError, match="unknown option 'mode'"):
         open_store(f"sqlite:{tmp_path}/c.db?mode=ro")
@@ -137,6 +143,38 @@ def test_store_urls(tmp_path: Path) -> None:
     with pytest.raises(StoreUnavailable, match="no directory"):
         open_store(f"sqlite:{tmp_path}/missing/e.db")
     assert not (tmp_path / "missing").exists()
+
+
+def test_redis_store_urls() -> None:
+    """The Redis forms, parsed (a Redis store connects on first use: test_redis.py uses them)."""
+    store = open_store("redis://:sekrit@127.0.0.1:6390/2?prefix=blue&lease=0.5")
+    assert isinstance(store, RedisStore)
+    assert (store.prefix, store.lease) == ("blue", 0.5)
+    assert store.url == "redis://:sekrit@127.0.0.1:6390/2"  # the store's options are its own
+    assert store.where == "redis://:***@127.0.0.1:6390/2"  # what messages show
+    defaults = open_store("rediss://redis.internal:6380/0?ssl_cert_reqs=none")
+    assert isinstance(defaults, RedisStore)
+    assert (defaults.prefix, defaults.lease) == ("a2a", 5.0)
+    assert defaults.url == "rediss://redis.internal:6380/0?ssl_cert_reqs=none"
+    socket = open_store("unix:///run/redis/redis.sock?db=3&prefix=p")
+    assert isinstance(socket, RedisStore)
+    assert socket.url == "unix:///run/redis/redis.sock?db=3"
+    refused = {
+        "redis://127.0.0.1/0?mode=ro": "unknown option 'mode' .*known: prefix, lease, db",
+        "redis://127.0.0.1/0?ssl_ca_certs=ca.pem": "unknown option 'ssl_ca_certs'",  # TLS only
+        "redis://127.0.0.1:port/0": "the port is not a number",
+        "redis://127.0.0.1/zero": "the database 'zero' is not a number",
+        "redis:///0": "the Redis host is missing",
+        "unix://?db=1": "the Unix socket's path is missing",
+        "unix:///tmp/r.sock?db=x": "db='x' is not a number",
+        "redis://127.0.0.1/0?lease=soon": "lease='soon' is not a number of seconds",
+        "redis://127.0.0.1/0?lease=0": "expected a number of seconds above 0",
+        "redis://:sekrit@127.0.0.1/0?prefix=": r"redis://:\*\*\*@.*prefix='': expected a non-empty",
+    }
+    for url, message in refused.items():
+        with pytest.raises(ValueError, match=message) as refusal:
+            open_store(url)
+        assert "sekrit" not in str(refusal.value)
 
 
 def test_writers_racing_on_one_task_decide_by_version(tmp_path: Path) -> None:

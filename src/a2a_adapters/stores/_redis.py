@@ -1,0 +1,516 @@
+"""Tasks in Redis: the store several server replicas share, on asyncio and trio alike.
+
+Built on coredis (written on anyio, so trio runs it too; redis-py's asyncio client does not).
+Each call of the store contract is one Lua script, one round trip: a commit checks every
+expected version and message id and then writes the records, their events, message ids,
+listing and expiry indexes and owed notifications, all or nothing, and rings each changed
+task's doorbell (a PUBLISH) for the replicas streaming it; a read gathers every part of its
+snapshot in one consistent view. Redis runs one script at a time, so two replicas racing on
+one version are decided there: exactly one wins.
+
+Records and events are kept in their stored form (:func:`a2a_core.store.dump_record`), the same
+as SQLite's, with what the scripts need beside them in the task's hash (version, run, state,
+status time...), so that no script parses JSON. The keys of one task share a hash tag
+(``PREFIX:{KEY}``, ``PREFIX:{KEY}:ev``...); the listing, expiry and claim indexes are global
+keys, so a commit touches keys of several slots: the store wants a standalone Redis (or a
+primary behind Sentinel), not Cluster. docs/stores.md has the table of keys.
+
+Replicas take over each other's work by leases: every replica's runs and owed notifications are
+recorded as its own, and a replica whose lease lapsed (it stopped renewing: it died) has them
+claimed by whichever replica asks first (:class:`RunningQuery`, :class:`OutboxQuery`), in the
+same script that finds them, so two replicas never both take over one run.
+"""
+
+import asyncio
+import json
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+import anyio
+import coredis
+import sniffio
+from anyio.lowlevel import RunVar
+from coredis.commands.script import Script
+from coredis.exceptions import RedisError
+from coredis.patterns.pubsub import PubSub
+from coredis.retry import NoRetryPolicy
+
+from a2a_core.errors import UsageError
+from a2a_core.store import (
+    Cursor,
+    Delete,
+    Expired,
+    ListQuery,
+    LoggedEvent,
+    Owner,
+    Page,
+    Pending,
+    Put,
+    Reads,
+    Snapshot,
+    TaskRecord,
+    Write,
+    dump_event,
+    dump_record,
+    load_event,
+    load_record,
+)
+
+from ._redis_lua import COMMIT, READ, RENEW
+from ._sqlite import StoreUnavailable, _micros, _time
+
+__all__ = ["DEFAULT_URL", "RedisStore"]
+
+#: Where a store connects unless told: database 0 of a Redis on this host.
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+_SCHEMES = ("redis", "rediss", "unix")
+#: Digits of an event number in an outbox entry, so that entries sort by number as text.
+_SEQ_DIGITS = 20
+
+
+class RedisStore:
+    """Tasks, their event logs, message ids and owed notifications in a Redis shared by replicas.
+
+    ``url`` is ``redis://[:PASSWORD@]HOST:PORT/DB``, ``rediss://…`` (TLS) or
+    ``unix:///PATH/TO/redis.sock?db=N``. Every key starts with ``prefix:``, so servers of
+    different deployments may share one Redis. ``replica`` names this server process among
+    the replicas (a random id unless given); ``lease`` is how long, in seconds, a
+    :meth:`renew_lease` keeps this replica's runs its own. ``connect_timeout`` and ``timeout``
+    bound connecting and each call, so that a Redis that is down or hung makes a call fail
+    with :class:`StoreUnavailable` (naming the URL, its password hidden, and the cause) instead
+    of hanging.
+
+    One instance serves one event loop at a time (asyncio or trio); it connects lazily, on the
+    first call inside the running loop, and again by itself after Redis comes back. A loop it
+    was used on that has ended takes its connections with it, so the same instance may serve
+    one loop after another (as tests do), and :meth:`aclose` (or :meth:`close`, once the loop
+    is gone) ends it; both may be called more than once.
+
+    Leases: a replica that serves on this store should call :meth:`renew_lease` well within
+    every ``lease`` seconds for as long as it runs, and :meth:`drop_lease` when it stops
+    cleanly. Until it has renewed once, and after its lease lapses, its runs and notifications
+    count as nobody's: another replica's :class:`~a2a_core.store.RunningQuery` (or
+    :class:`~a2a_core.store.OutboxQuery`) claims them. (So does its own: a replica that
+    restarts under the same ``replica`` name should recover before it renews.)
+
+    For the event bus, which follows tasks across replicas: each commit publishes, for every
+    task it changed, the task's key on :meth:`ring_channel` ``(key)`` — a doorbell meaning
+    "the task's log or record moved: read it from your cursor". :meth:`pubsub` gives a coredis
+    :class:`~coredis.patterns.pubsub.PubSub` on the same Redis (enter it with ``async with``
+    and ``subscribe`` to the channels); a ring may be lost (a reconnect), an event never is,
+    so a subscriber re-reads its cursors after reconnecting.
+    """
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        *,
+        prefix: str = "a2a",
+        replica: str | None = None,
+        lease: float = 5.0,
+        connect_timeout: float = 1.0,
+        timeout: float = 10.0,
+    ) -> None:
+        problem = url_problem(url)
+        if problem is not None:
+            raise ValueError(f"{redacted(url)}: {problem}")
+        if not prefix or "{" in prefix or "}" in prefix:
+            raise ValueError(f"prefix={prefix!r}: expected a non-empty name without braces")
+        if not lease > 0:
+            raise ValueError(f"lease={lease!r}: expected a number of seconds above 0")
+        self.url = url
+        #: The URL with its password hidden, as messages show it.
+        self.where = redacted(url)
+        #: The start of every key of this store.
+        self.prefix = prefix
+        #: This server process's name among the replicas sharing the store.
+        self.replica = replica if replica is not None else uuid.uuid4().hex[:12]
+        #: Seconds a :meth:`renew_lease` holds this replica's runs.
+        self.lease = lease
+        self.connect_timeout = connect_timeout
+        self.timeout = timeout
+        # One client per event loop: a coredis client belongs to the loop it was entered on.
+        self._links: RunVar[_Link] = RunVar(f"a2a-redis-{id(self)}")
+        self._closed = False
+
+    # --- names --------------------------------------------------------------------------------
+
+    def key(self, task_key: str) -> str:
+        """The hash that holds the task stored under ``task_key`` (its record and state)."""
+        return f"{self.prefix}:{{{task_key}}}"
+
+    def events_key(self, task_key: str) -> str:
+        """The stream of the task's events, whose ids are ``0-<event number>``."""
+        return f"{self.key(task_key)}:ev"
+
+    def ring_channel(self, task_key: str) -> str:
+        """The channel on which each commit that changes the task publishes its key."""
+        return f"{self.key(task_key)}:ring"
+
+    # --- the store contract -------------------------------------------------------------------
+
+    async def read(self, reads: Reads) -> Snapshot:
+        reply = await self._run("read", _read_arguments(self, reads))
+        task, named, by_message, listing, expiry, log, running, outbox = reply
+        return Snapshot(
+            task=_record(task),
+            named=_record(named),
+            by_message=_record(by_message),
+            page=_page(listing, reads.listing) if reads.listing is not None else None,
+            expired=_expired(expiry) if reads.expiry is not None else None,
+            log=tuple(
+                LoggedEvent(_seq(log[n]), load_event(log[n + 1])) for n in range(0, len(log), 2)
+            ),
+            running=tuple(load_record(text) for text in running if isinstance(text, bytes)),
+            outbox=_pending(outbox),
+        )
+
+    async def commit(self, writes: Sequence[Write]) -> bool:
+        if not writes:
+            return True
+        arguments = _commit_arguments(self, writes)
+        # Shielded: once the script is sent Redis runs it whole, so the caller waits for the
+        # answer rather than leaving a written commit reported as nothing.
+        with anyio.CancelScope(shield=True):
+            applied = await self._run("commit", arguments)
+        return bool(applied)
+
+    async def aclose(self) -> None:
+        """Close this loop's connections (a loop that has ended took its own with it)."""
+        self._closed = True
+        link = self._links.get(None)
+        if link is not None:
+            await link.close()
+
+    def close(self) -> None:
+        """Refuse further calls (what :meth:`aclose` does, with no loop: the loops it was used
+        on, having ended, closed their connections)."""
+        self._closed = True
+
+    # --- leases -------------------------------------------------------------------------------
+
+    async def renew_lease(self) -> None:
+        """Hold this replica's runs and notifications for ``lease`` more seconds, by the Redis
+        server's clock (so replicas' clocks need not agree)."""
+        await self._run("renew", [self.prefix, self.replica, round(self.lease * 1000)])
+
+    async def drop_lease(self) -> None:
+        """Give up the lease at once (a clean shutdown): what this replica still holds may be
+        claimed by the others straight away."""
+        link = await self._link()
+        await self._call(link.client.zrem(f"{self.prefix}:replicas", [self.replica]))
+
+    # --- the event bus's access ---------------------------------------------------------------
+
+    async def pubsub(self, **options: Any) -> PubSub[bytes]:
+        """A coredis PubSub on this store's Redis, for this loop (enter it with ``async
+        with``). ``options`` go to :meth:`coredis.Redis.pubsub`. It takes a connection of its
+        own, and ends with the store."""
+        link = await self._link()
+        return link.client.pubsub(**options)
+
+    # --- calls --------------------------------------------------------------------------------
+
+    async def _run(self, script: str, arguments: list[str | int]) -> Any:
+        link = await self._link()
+        return await self._call(link.scripts[script](keys=[], args=arguments))
+
+    async def _call(self, request: Any) -> Any:
+        try:
+            return await request
+        except RedisError as error:
+            message = str(error)
+            if message.startswith("A2A_USAGE "):
+                raise UsageError(message.removeprefix("A2A_USAGE ")) from None
+            raise StoreUnavailable(
+                f"the task store {self.where} failed: {message or type(error).__name__}"
+                + (f" ({error.__cause__})" if error.__cause__ else "")
+            ) from error
+        except (OSError, TimeoutError, anyio.BrokenResourceError) as error:
+            raise StoreUnavailable(
+                f"the task store {self.where} failed: {error or type(error).__name__}"
+            ) from error
+
+    async def _link(self) -> "_Link":
+        """This loop's client, started on first use (and again after it ended)."""
+        if self._closed:
+            raise StoreUnavailable(f"the task store {self.where} is closed")
+        link = self._links.get(None)
+        if link is None or link.ended:
+            link = _Link(self)
+            self._links.set(link)
+            link.start()
+        await link.ready.wait()
+        if link.ended:
+            raise StoreUnavailable(f"the task store {self.where} failed: {link.error}")
+        return link
+
+
+class _Link:
+    """One event loop's coredis client, held open by a task of its own.
+
+    A coredis client is an async context manager whose connections live in its task group, so
+    it must be entered and left by one task. The store's calls come from many tasks, the first
+    of them at any time: so the client is entered by a task that lives as long as the loop (an
+    asyncio task, or a trio system task) and left when the store closes, or when the loop
+    ends and cancels it.
+    """
+
+    def __init__(self, store: RedisStore) -> None:
+        self.client: coredis.Redis[bytes] = coredis.Redis.from_url(
+            store.url,
+            decode_responses=False,
+            connect_timeout=store.connect_timeout,
+            stream_timeout=store.timeout,
+            pool_timeout=store.timeout,
+            # Never resend a script on a lost connection: a commit may have been applied.
+            retry_policy=NoRetryPolicy(),
+        )
+        self.scripts: dict[str, Script[bytes]] = {
+            "commit": self.client.register_script(COMMIT),
+            "read": self.client.register_script(READ),
+            "renew": self.client.register_script(RENEW),
+        }
+        self.ready = anyio.Event()
+        self._stop = anyio.Event()
+        self._done = anyio.Event()
+        self.ended = False
+        self.error: BaseException | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if sniffio.current_async_library() == "trio":
+            import trio  # only when running on it: the store needs no trio on asyncio
+
+            trio.lowlevel.spawn_system_task(self._hold, name="a2a redis client")
+        else:
+            # The loop keeps only a weak reference to a task: the link holds it.
+            self._task = asyncio.get_running_loop().create_task(
+                self._hold(), name="a2a redis client"
+            )
+
+    async def _hold(self) -> None:
+        try:
+            async with self.client:
+                self.ready.set()
+                await self._stop.wait()
+        except Exception as error:  # a task of the loop's own: its failure is the next call's
+            self.error = error
+        finally:
+            self.ended = True
+            self.ready.set()
+            self._done.set()
+
+    async def close(self) -> None:
+        self._stop.set()
+        await self._done.wait()
+
+
+# --- arguments ------------------------------------------------------------------------------------
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with ``url`` as the address of a Redis (``None``: nothing coredis would
+    refuse), so that a mistake is told when the store is made, not at its first call."""
+    parts = urlsplit(url)
+    if parts.scheme not in _SCHEMES:
+        return "expected a redis://, rediss:// or unix:// URL"
+    if parts.scheme == "unix":
+        if not parts.path:
+            return "the Unix socket's path is missing"
+    else:
+        if not parts.hostname:
+            return "the Redis host is missing"
+        try:
+            parts.port  # noqa: B018  parsing it is the check
+        except ValueError:
+            return "the port is not a number"
+        database = parts.path.strip("/")
+        if database and not database.isdigit():
+            return f"the database {database!r} is not a number"
+    db = dict(parse_qsl(parts.query)).get("db")
+    if db is not None and not db.isdigit():
+        return f"db={db!r} is not a number"
+    return None
+
+
+def redacted(url: str) -> str:
+    """``url`` with its password (if any) shown as ``***``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def _json(*parts: str) -> str:
+    """Names and values as one unambiguous piece of a key (each may hold any character)."""
+    return json.dumps(parts, separators=(",", ":"))
+
+
+def _indexes(store: RedisStore, record: TaskRecord) -> list[str]:
+    """The four listing indexes a task is in: its owner's, the owner's in its context, the
+    owner's in its state, and in both (each scored by status time, so a page is a range)."""
+    owner, context, state = record.owner, record.task.context_id, record.state.value
+    p, who = store.prefix, (owner.principal, owner.tenant)
+    return [
+        f"{p}:o:{_json(*who)}",
+        f"{p}:oc:{_json(*who, context)}",
+        f"{p}:os:{_json(*who, state)}",
+        f"{p}:ocs:{_json(*who, context, state)}",
+    ]
+
+
+def _listing_index(store: RedisStore, query: ListQuery) -> str:
+    p, owner = store.prefix, query.owner
+    who = (owner.principal, owner.tenant)
+    state = query.state.value if query.state is not None else None
+    if query.context_id and state is not None:
+        return f"{p}:ocs:{_json(*who, query.context_id, state)}"
+    if query.context_id:
+        return f"{p}:oc:{_json(*who, query.context_id)}"
+    if state is not None:
+        return f"{p}:os:{_json(*who, state)}"
+    return f"{p}:o:{_json(*who)}"
+
+
+def _messages_key(store: RedisStore, owner: Owner) -> str:
+    """The hash of ``owner``'s message ids, each to the key of the task holding it."""
+    return f"{store.prefix}:m:{_json(owner.principal, owner.tenant)}"
+
+
+def _outbox_field(config_id: str, seq: int) -> str:
+    return f"{config_id}\0{seq:0{_SEQ_DIGITS}d}"
+
+
+def _commit_arguments(store: RedisStore, writes: Sequence[Write]) -> list[str | int]:
+    """The commit script's arguments (the script checks them all before it writes)."""
+    arguments: list[str | int] = [store.prefix, store.replica]
+    for write in writes:
+        if isinstance(write, Put):
+            record, events = write.record, write.events
+            owner, state = record.owner, record.state
+            arguments += [
+                "P",
+                record.id,
+                write.expected,
+                record.version,
+                dump_record(record),
+                record.run,
+                int(record.running),
+                int(state.terminal),
+                state.value,
+                _micros(record.updated_at),
+                record.seq,
+                owner.principal,
+                owner.tenant,
+                record.task.context_id,
+                *_indexes(store, record),
+                _messages_key(store, owner),
+                len(record.messages),
+                *(message_id for message_id, _ in record.messages),
+                len(events),
+            ]
+            for logged in events:
+                arguments += [logged.seq, dump_event(logged.event)]
+            arguments.append(len(write.outbox))
+            arguments += [_outbox_field(config_id, seq) for config_id, seq in write.outbox]
+        elif isinstance(write, Delete):
+            arguments += ["D", write.task_id, write.expected]
+        else:
+            attempts = "" if write.attempts is None else write.attempts
+            arguments += ["S", write.task_id, _outbox_field(write.config_id, write.seq), attempts]
+    return arguments
+
+
+def _read_arguments(store: RedisStore, reads: Reads) -> list[str | int]:
+    arguments: list[str | int] = [store.prefix, store.replica, reads.task_id, reads.named]
+    if reads.message is not None:
+        arguments += [_messages_key(store, reads.message.owner), reads.message.message_id]
+    else:
+        arguments += ["", ""]
+    if (listing := reads.listing) is not None:
+        low = "-inf" if listing.updated_since is None else _micros(listing.updated_since)
+        cursor = listing.cursor
+        arguments += [
+            "1",
+            _listing_index(store, listing),
+            low,
+            "1" if cursor is not None else "0",
+            _micros(cursor.updated_at) if cursor is not None else "",
+            cursor.task_id if cursor is not None else "",
+            listing.page_size + 1,  # one more tells whether there is a next page
+        ]
+    else:
+        arguments += ["0", "", "", "", "", "", 0]
+    if (expiry := reads.expiry) is not None:
+        arguments += ["1", _micros(expiry.before), expiry.limit]
+    else:
+        arguments += ["0", "", 0]
+    if (log := reads.log) is not None:
+        arguments += ["1", log.task_id, log.after, log.limit]
+    else:
+        arguments += ["0", "", 0, 0]
+    if (running := reads.running) is not None:
+        arguments += ["1", running.limit, running.after]
+    else:
+        arguments += ["0", 0, ""]
+    if (outbox := reads.outbox) is not None:
+        after = "" if outbox.after is None else _outbox_member(*outbox.after)
+        arguments += ["1", outbox.limit, after]
+    else:
+        arguments += ["0", 0, ""]
+    return arguments
+
+
+def _outbox_member(task_key: str, config_id: str, seq: int) -> str:
+    """An entry of a replica's outbox index: they sort as (key, config id, number) do."""
+    return f"{task_key}\0{_outbox_field(config_id, seq)}"
+
+
+# --- replies --------------------------------------------------------------------------------------
+
+
+def _record(text: object) -> TaskRecord | None:
+    return load_record(text) if isinstance(text, bytes) else None
+
+
+def _seq(stream_id: bytes) -> int:
+    return int(stream_id.partition(b"-")[2])
+
+
+def _page(reply: list[Any], query: ListQuery) -> Page:
+    total, *texts = reply
+    records = [load_record(text) for text in texts if isinstance(text, bytes)]
+    page = records[: query.page_size]
+    more = len(records) > query.page_size and page
+    next_cursor = Cursor(page[-1].updated_at, page[-1].id) if more else None
+    return Page(tuple(page), int(total), next_cursor)
+
+
+def _expired(reply: list[Any]) -> Expired:
+    next_score, *texts = reply
+    next_at: datetime | None = None
+    if isinstance(next_score, bytes):
+        next_at = _time(int(float(next_score)))
+    return Expired(tuple(load_record(t) for t in texts if isinstance(t, bytes)), next_at)
+
+
+def _pending(reply: list[Any]) -> tuple[Pending, ...]:
+    found = []
+    records: dict[bytes, TaskRecord] = {}
+    for n in range(0, len(reply), 4):
+        member, attempts, record, event = reply[n : n + 4]
+        # KEY \0 CONFIG ID \0 NUMBER: a key holds no NUL (it is a server's id, or JSON); the
+        # number has a fixed width, so a config id may hold anything.
+        field = member.decode().partition("\0")[2]
+        config_id, seq = field[: -_SEQ_DIGITS - 1], field[-_SEQ_DIGITS:]
+        if record not in records:
+            records[record] = load_record(record)
+        logged = LoggedEvent(int(seq), load_event(event))
+        found.append(Pending(records[record], config_id, logged, int(attempts)))
+    return tuple(found)
