@@ -283,6 +283,8 @@ def _serve_with(
     bound_host, bound_port = sock.getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    # coredis says at INFO each time it loads a script into a Redis that lacked it: not news.
+    logging.getLogger("coredis").setLevel(logging.WARNING)
     log.info(
         "A2A server on http://%s:%d/ (card at /.well-known/agent-card.json)",
         shown_host,

@@ -59,6 +59,7 @@ from a2a_core.store import (
     load_record,
 )
 
+from ._redis_bus import RedisBus
 from ._redis_lua import COMMIT, READ, RENEW
 from ._sqlite import StoreUnavailable, _micros, _time
 
@@ -97,8 +98,10 @@ class RedisStore:
     restarts under the same ``replica`` name should recover before it renews.)
 
     For the event bus, which follows tasks across replicas: each commit publishes, for every
-    task it changed, the task's key on :meth:`ring_channel` ``(key)`` — a doorbell meaning
-    "the task's log or record moved: read it from your cursor". :meth:`pubsub` gives a coredis
+    task it changed, the committing replica's name on :meth:`ring_channel` ``(key)`` — a
+    doorbell meaning "the task's log or record moved: read it from your cursor" (a replica
+    ignores its own rings). :attr:`bus` is that bus, which the engine runs (see
+    ``_redis_bus``). :meth:`pubsub` gives a coredis
     :class:`~coredis.patterns.pubsub.PubSub` on the same Redis (enter it with ``async with``
     and ``subscribe`` to the channels); a ring may be lost (a reconnect), an event never is,
     so a subscriber re-reads its cursors after reconnecting.
@@ -135,6 +138,9 @@ class RedisStore:
         # One client per event loop: a coredis client belongs to the loop it was entered on.
         self._links: RunVar[_Link] = RunVar(f"a2a-redis-{id(self)}")
         self._closed = False
+        #: The event bus a server runs over this store (``Engine`` finds it here): doorbells
+        #: for the tasks it watches, and this replica's lease.
+        self.bus = RedisBus(self)
 
     # --- names --------------------------------------------------------------------------------
 

@@ -83,10 +83,12 @@ class RedisBus:
         task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         """Keep the lease and the subscriptions until cancelled; ``ring(task_key)`` tells the
-        machine of a change. Started at once, even with Redis away (requests then get the
-        store's errors, and the bus keeps trying)."""
-        task_status.started()
+        machine of a change. It reports started once it holds its lease (a run this replica
+        starts before would count as nobody's, for another replica to claim), or once it tried
+        to, with Redis away (requests then get the store's errors, and the bus keeps trying)."""
         try:
+            await self._renew()
+            task_status.started()
             async with anyio.create_task_group() as group:
                 group.start_soon(self._keep_lease)
                 await self._subscribe_forever(ring)
@@ -99,11 +101,14 @@ class RedisBus:
 
     async def _keep_lease(self) -> None:
         while True:
-            try:
-                await self._store.renew_lease()
-            except Exception as error:
-                log.warning("could not renew this replica's lease: %r", error)
             await anyio.sleep(self._store.lease / 3)
+            await self._renew()
+
+    async def _renew(self) -> None:
+        try:
+            await self._store.renew_lease()
+        except Exception as error:
+            log.warning("could not renew this replica's lease: %s", error)
 
     async def _subscribe_forever(self, ring: Callable[[str], Awaitable[None]]) -> None:
         delay = RECONNECT_FIRST

@@ -259,7 +259,8 @@ for _, w in ipairs(writes) do
   end
 end
 for _, k in ipairs(ringing) do
-  redis.call('PUBLISH', task(k) .. ':ring', k)
+  -- The ring names who committed: a replica ignores its own, which it knows of already.
+  redis.call('PUBLISH', task(k) .. ':ring', ME)
 end
 return 1
 """
