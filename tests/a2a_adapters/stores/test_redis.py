@@ -42,7 +42,7 @@ from .test_conformance import ALICE, bump, record
 LOOPS = ("asyncio", "trio")
 #: A lease short enough to let lapse in a test, long enough that no pause of a busy machine
 #: between a renewal and the next call lets it lapse by accident.
-LEASE = 0.5
+LEASE = 0.3
 
 
 def on(loop: str, scenario: Callable[[], Awaitable[None]]) -> None:
