@@ -63,7 +63,14 @@ def test_a_server_killed_at_random_moments_keeps_every_promise(tmp_path: Path) -
 def test_the_campaign_sees_a_server_that_breaks_a_promise(
     tmp_path: Path, store: str | None, args: list[str], says: str
 ) -> None:
-    report = crash.run(1, tmp_path, seed=seed(), store=store, args=args, webhooks=NO_WEBHOOKS)
+    for attempt in range(3):
+        where = tmp_path / str(attempt)
+        where.mkdir()
+        report = crash.run(1, where, seed=seed(), store=store, args=args, webhooks=NO_WEBHOOKS)
+        # A round whose server was killed before it acknowledged anything (a loaded machine, an
+        # early kill) had no promise to break: that run says nothing, so another is made.
+        if report.counts.sends_acknowledged > 0:
+            break
     assert report.problem_count > 0, crash.summary(report)
     assert any(says in problem for problem in report.problems), crash.summary(report)
 
