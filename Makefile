@@ -9,8 +9,9 @@
 #                then the black-box suites again on the SQLite store
 # and, when wanted, make bench: ours against the official a2a-sdk (about twelve minutes),
 # make fuzz: the hostile fuzz tests at volume (FUZZ=N requests per dialect; about ten minutes),
-# and make crash: a server on a SQLite file killed with SIGKILL under load and checked after
-# each restart, push notifications included (ROUNDS=N kills, default 12; about a minute).
+# make crash: a server on a SQLite file killed with SIGKILL under load and checked after
+# each restart, push notifications included (ROUNDS=N kills, default 12; about a minute),
+# and make test-redis: the black-box suites with every engine a replica on Redis.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -42,7 +43,7 @@ $(DEV_STAMP): pyproject.toml
 FUZZ ?= 3000
 ROUNDS ?= 12
 
-.PHONY: install serve test test-sqlite lint docs bench fuzz crash
+.PHONY: install serve test test-sqlite test-redis lint docs bench fuzz crash
 install: $(DEV_STAMP)
 
 serve: $(SERVE_STAMP)
@@ -69,6 +70,12 @@ bench: $(DEV_STAMP)
 # The black-box suites (both adapters, the examples) with every engine on a SQLite file.
 test-sqlite: $(DEV_STAMP)
 	A2A_TEST_STORE=sqlite $(BIN)/python -m pytest -p no:cacheprovider --no-cov tests/a2a_adapters tests/examples
+
+# The same on the Redis store, each engine a replica on a redis-server the tests start (about
+# five minutes; not part of make test, whose Redis share is the store conformance suite, the
+# Redis store's own tests and the cross-replica suite).
+test-redis: $(DEV_STAMP)
+	A2A_TEST_STORE=redis $(BIN)/python -m pytest -p no:cacheprovider --no-cov tests/a2a_adapters tests/examples
 
 fuzz: $(DEV_STAMP)
 	A2A_FUZZ_EXAMPLES=$(FUZZ) $(BIN)/python -m pytest tests/a2a_core/test_hostile.py tests/a2a_adapters/test_fuzz.py

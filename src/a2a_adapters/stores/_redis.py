@@ -177,12 +177,41 @@ class RedisStore:
     async def commit(self, writes: Sequence[Write]) -> bool:
         if not writes:
             return True
-        arguments = _commit_arguments(self, writes)
+        token = uuid.uuid4().hex
+        arguments = _commit_arguments(self, writes, token)
         # Shielded: once the script is sent Redis runs it whole, so the caller waits for the
         # answer rather than leaving a written commit reported as nothing.
         with anyio.CancelScope(shield=True):
-            applied = await self._run("commit", arguments)
+            try:
+                applied = await self._run("commit", arguments)
+            except StoreUnavailable as failure:
+                # The script may have run before the connection broke: a commit reported
+                # failed must have written nothing (a run it started would be nobody's).
+                if not await self._applied(token, failure):
+                    raise
+                return True
         return bool(applied)
+
+    async def _applied(self, token: str, failure: StoreUnavailable) -> bool:
+        """Whether the commit of ``token`` was applied, asked of Redis for as long as it takes
+        to reconnect twice. A Redis that answers no ran nothing of it: the connection the
+        script went on was gone by the time another could ask. One that does not answer in
+        that time leaves it unknown, which is said (and it counts as not applied)."""
+        deadline = anyio.current_time() + 2 * self.connect_timeout
+        pause = 0.02
+        while True:
+            try:
+                link = await self._link()
+                found = await self._call(link.client.exists([f"{self.prefix}:done:{token}"]))
+            except StoreUnavailable:
+                if anyio.current_time() + pause > deadline:
+                    raise StoreUnavailable(
+                        f"{failure}; whether that commit was applied is not known"
+                    ) from failure
+                await anyio.sleep(pause)
+                pause = min(pause * 2, 0.25)
+            else:
+                return bool(found)
 
     async def aclose(self) -> None:
         """Close this loop's connections (a loop that has ended took its own with it)."""
@@ -393,9 +422,9 @@ def _outbox_field(config_id: str, seq: int) -> str:
     return f"{config_id}\0{seq:0{_SEQ_DIGITS}d}"
 
 
-def _commit_arguments(store: RedisStore, writes: Sequence[Write]) -> list[str | int]:
+def _commit_arguments(store: RedisStore, writes: Sequence[Write], token: str) -> list[str | int]:
     """The commit script's arguments (the script checks them all before it writes)."""
-    arguments: list[str | int] = [store.prefix, store.replica]
+    arguments: list[str | int] = [store.prefix, store.replica, token]
     for write in writes:
         if isinstance(write, Put):
             record, events = write.record, write.events

@@ -49,7 +49,9 @@ return until_ms
 """
 )
 
-#: The writes after ``ARGV[2]``, each a tag and its fields (``_redis._commit_arguments``):
+#: ``ARGV[3]`` is the commit's token: once applied, ``PREFIX:done:TOKEN`` exists for 10 s,
+#: so that a store whose connection broke before the answer came can learn whether it was.
+#: The writes after it, each a tag and its fields (``_redis._commit_arguments``):
 #:
 #: - ``P`` key, expected, version, record, run, running (0/1), terminal (0/1), state,
 #:   updated_at (µs), seq, principal, tenant, context id, the four listing index keys, the
@@ -64,7 +66,8 @@ COMMIT = (
     PRELUDE
     + r"""
 local writes = {}
-local i = 3
+local TOKEN = ARGV[3]
+local i = 4
 while i <= #ARGV do
   local kind = ARGV[i]
   if kind == 'P' then
@@ -262,6 +265,7 @@ for _, k in ipairs(ringing) do
   -- The ring names who committed: a replica ignores its own, which it knows of already.
   redis.call('PUBLISH', task(k) .. ':ring', ME)
 end
+if TOKEN ~= '' then redis.call('SET', P .. ':done:' .. TOKEN, '1', 'PX', 10000) end
 return 1
 """
 )

@@ -127,8 +127,11 @@ def test_a_deleted_task_leaves_no_key_behind(redis_url: str) -> None:
                 assert await store.commit([Put(bump(done), 1, (), (("c", 1),))])
                 assert await store.commit([Delete("t1", 2)])
                 left = {k.decode() async for k in client.scan_iter(match=f"{store.prefix}:*")}
-            # Only the set of replicas that have held work remains (it is settled by claims).
-            assert left == {f"{store.prefix}:holders"}
+            # Only the set of replicas that have held work remains (it is settled by claims),
+            # and the commits' tokens, which expire in ten seconds.
+            done = {k for k in left if k.startswith(f"{store.prefix}:done:")}
+            assert len(done) == 3
+            assert left - done == {f"{store.prefix}:holders"}
             assert (await store.read(Reads(message=MessageKey(ALICE, "m1")))).by_message is None
         finally:
             await store.aclose()
@@ -398,6 +401,30 @@ def test_an_unreachable_redis_fails_calls_promptly_and_they_work_again_once_it_i
 
     with RedisServer() as server:
         anyio.run(scenario, server, backend=loop)
+
+
+def test_a_commit_leaves_a_token_by_which_a_broken_connection_learns_its_outcome() -> None:
+    async def scenario(server: RedisServer) -> None:
+        store = RedisStore(server.url, prefix="p", connect_timeout=0.3, timeout=2)
+        try:
+            assert await store.commit([Put(record("t1"), 0)])
+            async with coredis.Redis.from_url(server.url) as redis:
+                (token_key,) = [k async for k in redis.scan_iter(match="p:done:*")]
+                assert 0 < await redis.pttl(token_key) <= 10_000
+            token = token_key.decode().removeprefix("p:done:")
+            broke = StoreUnavailable("the connection broke")
+            assert await store._applied(token, broke)  # it was: the commit counts as made
+            assert not await store._applied("0" * 32, broke)  # never ran: nothing written
+            server.kill()
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable, match="whether that commit was applied"):
+                await store._applied(token, broke)
+            assert time.monotonic() - started < 2  # twice the connect timeout, and a little
+        finally:
+            await store.aclose()
+
+    with RedisServer() as server:
+        anyio.run(scenario, server)
 
 
 def test_an_unreachable_redis_is_named_without_its_password() -> None:
