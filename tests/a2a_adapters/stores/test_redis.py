@@ -129,9 +129,9 @@ def test_a_deleted_task_leaves_no_key_behind(redis_url: str) -> None:
                 left = {k.decode() async for k in client.scan_iter(match=f"{store.prefix}:*")}
             # Only the set of replicas that have held work remains (it is settled by claims),
             # and the commits' tokens, which expire in ten seconds.
-            done = {k for k in left if k.startswith(f"{store.prefix}:done:")}
-            assert len(done) == 3
-            assert left - done == {f"{store.prefix}:holders"}
+            tokens = {k for k in left if k.startswith(f"{store.prefix}:done:")}
+            assert len(tokens) == 3
+            assert left - tokens == {f"{store.prefix}:holders"}
             assert (await store.read(Reads(message=MessageKey(ALICE, "m1")))).by_message is None
         finally:
             await store.aclose()
