@@ -10,7 +10,8 @@
 # and, when wanted, make bench: ours against the official a2a-sdk (about twelve minutes),
 # make fuzz: the hostile fuzz tests at volume (FUZZ=N requests per dialect; about ten minutes),
 # make crash: a server on a SQLite file killed with SIGKILL under load and checked after
-# each restart, push notifications included (ROUNDS=N kills, default 12; about a minute),
+# each restart, push notifications included (ROUNDS=N kills, default 12; about a minute;
+# STORE=redis: replicas on a Redis it starts, each restart a new replica taking over),
 # and make test-redis: the black-box suites with every engine a replica on Redis.
 PYTHON ?= python3
 VENV := .venv
@@ -81,4 +82,4 @@ fuzz: $(DEV_STAMP)
 	A2A_FUZZ_EXAMPLES=$(FUZZ) $(BIN)/python -m pytest tests/a2a_core/test_hostile.py tests/a2a_adapters/test_fuzz.py
 
 crash: $(DEV_STAMP)
-	$(BIN)/python -m benchmarks.crash --rounds $(ROUNDS)
+	$(BIN)/python -m benchmarks.crash --rounds $(ROUNDS) $(if $(filter redis,$(STORE)),--redis)

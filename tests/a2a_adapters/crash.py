@@ -66,7 +66,9 @@ from tests.a2a_adapters.webhooks import Receiver, receiving
 Json = dict[str, Any]
 
 #: What a task whose run a restart cut short says.
-RESTARTED = "restarted before the agent finished"
+#: How a settled run reads: "The server restarted before…" after a restart on a file, "The
+#: server stopped before…" when a replica took over a dead one's runs on a shared store.
+RESTARTED = "before the agent finished"
 #: Client coroutines of the load.
 WORKERS = 8
 #: Seconds of load before the kill: drawn from this range each round.

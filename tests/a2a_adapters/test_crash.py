@@ -14,6 +14,7 @@ import pytest
 
 from tests.a2a_adapters import crash
 from tests.a2a_adapters.crash import Webhooks
+from tests.a2a_adapters.redis_server import RedisServer
 
 #: Kills per run here; each costs about a second and a half.
 ROUNDS = 3
@@ -48,6 +49,19 @@ def test_a_server_killed_at_random_moments_keeps_every_promise(tmp_path: Path) -
     assert counts.push.push_tasks > 0, summary
     assert counts.push.owed_at_kills > 0, summary
     assert counts.push.delivered_after_restart > 0, summary
+
+
+def test_replicas_on_redis_killed_at_random_moments_keep_every_promise(tmp_path: Path) -> None:
+    # Each restart is a new replica, which takes the killed one's runs over once its lease
+    # (one second) lapses: the same checks hold, on a Redis this test starts.
+    with RedisServer() as redis:
+        store = f"{redis.url}?prefix=crash&lease=1"
+        report = crash.run(2, tmp_path, seed=seed(), store=store, webhooks=WEBHOOKS)
+    summary = crash.summary(report)
+    print(summary)
+    assert report.problem_count == 0, summary
+    assert report.counts.sends_acknowledged > 0, summary
+    assert report.counts.tasks_checked > 0, summary
 
 
 @pytest.mark.parametrize(
