@@ -69,14 +69,19 @@ bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks.run
 
 # The black-box suites (both adapters, the examples) with every engine on a SQLite file.
+# (Less the suites that choose their stores themselves: they ran once already.)
+OWN_STORES := --ignore=tests/a2a_adapters/stores --ignore=tests/a2a_adapters/test_crash.py \
+	--ignore=tests/a2a_adapters/test_durability.py --ignore=tests/a2a_adapters/test_replicas.py
 test-sqlite: $(DEV_STAMP)
-	A2A_TEST_STORE=sqlite $(BIN)/python -m pytest -p no:cacheprovider --no-cov tests/a2a_adapters tests/examples
+	A2A_TEST_STORE=sqlite $(BIN)/python -m pytest -p no:cacheprovider --no-cov $(OWN_STORES) \
+		tests/a2a_adapters tests/examples
 
 # The same on the Redis store, each engine a replica on a redis-server the tests start (about
 # five minutes; not part of make test, whose Redis share is the store conformance suite, the
 # Redis store's own tests and the cross-replica suite).
 test-redis: $(DEV_STAMP)
-	A2A_TEST_STORE=redis $(BIN)/python -m pytest -p no:cacheprovider --no-cov tests/a2a_adapters tests/examples
+	A2A_TEST_STORE=redis $(BIN)/python -m pytest -p no:cacheprovider --no-cov $(OWN_STORES) \
+		tests/a2a_adapters tests/examples
 
 fuzz: $(DEV_STAMP)
 	A2A_FUZZ_EXAMPLES=$(FUZZ) $(BIN)/python -m pytest tests/a2a_core/test_hostile.py tests/a2a_adapters/test_fuzz.py
