@@ -468,9 +468,13 @@ def report(found: list[Row]) -> str:
 
 
 def cpu_report(found: list[Row]) -> str:
-    """The cores each process used during each throughput run (a core's second per second)."""
-    head = "| setup | req/s | servers (each) | redis | load client | other processes | machine |"
-    lines = [head, "|---|---:|---:|---:|---:|---:|---:|"]
+    """The cores each process used during each throughput run (CPU seconds per second), and the
+    servers' CPU time per send."""
+    head = (
+        "| setup | req/s | servers (each) | server CPU per send, ms | redis | load client "
+        "| other processes | machine |"
+    )
+    lines = [head, "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in found:
         run = r.get("detail")
         if r["unit"] != "req/s" or not run:
@@ -478,9 +482,10 @@ def cpu_report(found: list[Row]) -> str:
         c = run["cores"]
         each = " + ".join(f"{v:.2f}" for v in c["each_server"])
         servers = f"{c['servers']:.2f}" + (f" ({each})" if len(c["each_server"]) > 1 else "")
+        per_send = c["servers"] / run["rps"] * 1000 if run["rps"] else float("nan")
         lines.append(
-            f"| {run['label']} | {run['rps']:,.0f} | {servers} | {c['redis']:.2f} | "
-            f"{c['load_client']:.2f} | {c['others']:.2f} | {c['machine']:.2f} |"
+            f"| {run['label']} | {run['rps']:,.0f} | {servers} | {per_send:.2f} | "
+            f"{c['redis']:.2f} | {c['load_client']:.2f} | {c['others']:.2f} | {c['machine']:.2f} |"
         )
     return "\n".join(lines)
 
