@@ -8,6 +8,7 @@ way. Each message has its own id (idempotent re-sends would be cheaper, and unfa
 import asyncio
 import json
 import random
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,12 +43,21 @@ def send_request(tag: str, *, blocking: bool = True) -> Any:
 
 
 def load(
-    url: str, make: Any, *, concurrency: int, count: int, max_seconds: float, **options: Any
+    url: str | Sequence[str],
+    make: Any,
+    *,
+    concurrency: int,
+    count: int,
+    max_seconds: float,
+    **options: Any,
 ) -> LoadResult:
+    """Run ``make``'s requests against the server at ``url``, or round-robin over several
+    (replicas)."""
+    ports = _port(url) if isinstance(url, str) else [_port(u) for u in url]
     return asyncio.run(
         run_load(
             "127.0.0.1",
-            _port(url),
+            ports,
             make,
             concurrency=concurrency,
             count=count,
@@ -58,7 +68,12 @@ def load(
 
 
 def sends(
-    url: str, *, concurrency: int, count: int, max_seconds: float, blocking: bool = True
+    url: str | Sequence[str],
+    *,
+    concurrency: int,
+    count: int,
+    max_seconds: float,
+    blocking: bool = True,
 ) -> LoadResult:
     """Blocking (or ``returnImmediately``) SendMessage calls, the echo agent answering."""
     tag = f"{'b' if blocking else 'nb'}{concurrency}-{random.randrange(1 << 30)}"
@@ -66,7 +81,9 @@ def sends(
     return load(url, make, concurrency=concurrency, count=count, max_seconds=max_seconds)
 
 
-def fill(url: str, tasks: int, *, concurrency: int = 32, max_seconds: float = 300) -> list[str]:
+def fill(
+    url: str | Sequence[str], tasks: int, *, concurrency: int = 32, max_seconds: float = 300
+) -> list[str]:
     """Create ``tasks`` completed tasks; return their ids."""
     ids: list[str] = []
 

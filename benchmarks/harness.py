@@ -4,7 +4,9 @@ Each server runs in its own process on 127.0.0.1, started and stopped here, so a
 never measures one server while the other is busy.
 """
 
+import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -14,6 +16,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 
 #: The A2A servers under test: name -> ``python -m`` arguments (the port goes after the module).
@@ -86,27 +89,103 @@ def run_server(
 ) -> Iterator[str]:
     """Run ``command`` (a server that will listen on ``port``); yield its base URL once its card
     answers; stop it afterwards. For ``yield from`` inside a context manager."""
-    process = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}"
+    with processes([Launch(name, command, port)], timeout, cwd=cwd, env=env) as (served,):
+        yield served.url
+
+
+@attrs.frozen
+class Launch:
+    """A server to start: its name in messages, its command, the port it will listen on."""
+
+    name: str
+    command: list[str]
+    port: int
+
+
+@attrs.frozen
+class Served:
+    """A server that answers: its name, base URL, port and process (whose PID tells its CPU
+    time, see :func:`cpu_seconds`)."""
+
+    name: str
+    url: str
+    port: int
+    process: "subprocess.Popen[bytes]"
+
+
+@contextmanager
+def processes(
+    launches: list[Launch],
+    timeout: float = 20.0,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> Iterator[list[Served]]:
+    """Start every server of ``launches`` at once; yield them once each one's card answers (in
+    the order given); stop them all afterwards."""
+    started: list[Served] = []
     try:
+        for launch in launches:
+            process = subprocess.Popen(
+                launch.command,
+                cwd=cwd,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            url = f"http://127.0.0.1:{launch.port}"
+            started.append(Served(launch.name, url, launch.port, process))
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                httpx.get(url + "/.well-known/agent-card.json", timeout=1).raise_for_status()
-                break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"{name} did not start") from None
-                time.sleep(0.1)
-        yield url
+        for served in started:
+            _wait_for_card(served, deadline)
+        yield started
     finally:
-        process.terminate()
+        for served in started:
+            served.process.terminate()
+        for served in started:
+            try:
+                served.process.wait(10)
+            except subprocess.TimeoutExpired:
+                served.process.kill()
+                served.process.wait(10)
+
+
+def _wait_for_card(served: Served, deadline: float) -> None:
+    while True:
         try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+            httpx.get(served.url + "/.well-known/agent-card.json", timeout=1).raise_for_status()
+            return
+        except httpx.HTTPError:
+            if time.monotonic() > deadline or served.process.poll() is not None:
+                raise RuntimeError(f"{served.name} did not start") from None
+            time.sleep(0.05)
+
+
+def cpu_seconds(pid: int | str = "self") -> float:
+    """CPU time (user and system) the process ``pid`` has used so far, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    # utime and stime are fields 14 and 15 of stat(5); the text after the ")" starts at 3.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds() -> float:
+    """CPU time every core of the machine has spent busy so far (all processes), in seconds."""
+    ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    # user, nice, system, idle, iowait, irq, softirq, steal: all but idle and iowait are busy.
+    busy = sum(ticks) - ticks[3] - ticks[4]
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def stored_bytes(path: Path) -> int | None:
+    """Bytes of the SQLite file at ``path`` (a stopped server's) with its write-ahead log
+    checkpointed into it first, so that both stores are measured the same way; ``None`` if the
+    server kept no file."""
+    if not path.exists():
+        return None
+    with sqlite3.connect(path) as db:  # commits on the way out; the checkpoint needs none
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
 
 
 def rpc_body(method: str, params: Any, rpc_id: int | str = 1) -> dict[str, Any]:

@@ -11,7 +11,7 @@ Every run is bounded twice: by a request count and by a wall-clock limit.
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -117,7 +117,7 @@ def default_check(status: int, body: bytes) -> bool:
 
 async def run_load(
     host: str,
-    port: int,
+    port: int | Sequence[int],
     make_request: RequestFactory,
     *,
     concurrency: int,
@@ -127,8 +127,12 @@ async def run_load(
 ) -> LoadResult:
     """Send up to ``count`` requests over ``concurrency`` keep-alive connections.
 
-    Stops early once ``max_seconds`` have passed; requests already sent are still awaited.
+    ``port`` may be several ports, replicas of one service: the ``n``-th request then goes to
+    ``port[n % len(port)]`` (round-robin), each of the ``concurrency`` clients keeping one
+    keep-alive connection to each port. Stops early once ``max_seconds`` have passed; requests
+    already sent are still awaited.
     """
+    ports = [port] if isinstance(port, int) else list(port)
     issued = 0
     errors = 0
     latencies: list[float] = []
@@ -137,11 +141,13 @@ async def run_load(
 
     async def connection() -> None:
         nonlocal issued, errors
-        reader, writer = await asyncio.open_connection(host, port)
+        links = [await asyncio.open_connection(host, p) for p in ports]
         try:
             while issued < count and time.perf_counter() < deadline:
                 n = issued
                 issued += 1
+                slot = n % len(ports)
+                reader, writer = links[slot]
                 request = make_request(n)
                 started = time.perf_counter()
                 writer.write(request)
@@ -151,13 +157,13 @@ async def run_load(
                     # Servers may close an idle or long-used connection (hypercorn does after
                     # 1,000 requests): reconnect and send again, as a real client would.
                     writer.close()
-                    reader, writer = await asyncio.open_connection(host, port)
+                    links[slot] = reader, writer = await asyncio.open_connection(host, ports[slot])
                     started = time.perf_counter()
                     writer.write(request)
                     status, body, keep_alive = await _read_response(reader)
                 if not keep_alive:
                     writer.close()
-                    reader, writer = await asyncio.open_connection(host, port)
+                    links[slot] = await asyncio.open_connection(host, ports[slot])
                 if check(status, body):
                     latencies.append(time.perf_counter() - started)
                 else:
@@ -165,7 +171,8 @@ async def run_load(
                     if not first_error:
                         first_error.append(f"{status} {body[:300]!r}")
         finally:
-            writer.close()
+            for _, writer in links:
+                writer.close()
 
     started = time.perf_counter()
     await asyncio.gather(*(connection() for _ in range(concurrency)))

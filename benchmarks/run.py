@@ -5,17 +5,18 @@
 Each server runs in its own process on 127.0.0.1 and is measured in the same run by the same
 client (``benchmarks.load``). Prints every figure with the ratio ours/theirs (the ``sqlite``
 scenario in a table of its own: our server on its memory store and on SQLite at
-``synchronous=FULL`` and ``NORMAL``, the SDK on its SQL store), then the targets of issues 7
-and 14 with what this run measured, and writes it all to a JSON file
-(``benchmarks/results/latest.json`` unless ``--out`` says otherwise). ``--quick`` shrinks every
-count so that the whole run takes seconds (the smoke test uses it; its figures mean little).
+``synchronous=FULL`` and ``NORMAL``, the SDK on its SQL store; the ``replicas`` scenario,
+``benchmarks.replicas``, in another: our replicas on one Redis beside the SDK's cluster mode),
+then the targets of issues 7, 14 and 15 with what this run measured, and writes it all to a
+JSON file (``benchmarks/results/latest.json`` unless ``--out`` says otherwise). ``--quick``
+shrinks every count so that the whole run takes seconds (the smoke test uses it; its figures
+mean little).
 """
 
 import argparse
 import json
 import os
 import platform
-import sqlite3
 import sys
 import tempfile
 import time
@@ -27,9 +28,9 @@ from typing import Any, TypeVar
 
 import anyio
 
-from benchmarks import calls
+from benchmarks import calls, replicas
 from benchmarks.fanout import fanout
-from benchmarks.harness import SERVERS, SQLITE_SERVERS, server
+from benchmarks.harness import SERVERS, SQLITE_SERVERS, server, stored_bytes
 from benchmarks.inprocess import run_in_subprocess
 from benchmarks.load import LoadResult
 
@@ -73,6 +74,8 @@ class Sizes:
         self.sqlite_stored = 50 if quick else 10_000
         self.sqlite_store_sizes = (200, 1_000) if quick else (1_000, 100_000)
         self.sqlite_ops = 50 if quick else 2_000
+        # Replicas on one Redis, and the SDK's cluster mode (``benchmarks.replicas``).
+        self.replicas = replicas.Sizes(quick)
 
 
 Row = dict[str, Any]
@@ -193,18 +196,6 @@ def run_store(sizes: Sizes) -> list[Row]:
     return rows
 
 
-def _stored_bytes(path: Path) -> int | None:
-    """Bytes of the SQLite file at ``path`` (a stopped server's) with its write-ahead log
-    checkpointed into it first, so that both stores are measured the same way; ``None`` if the
-    server kept no file."""
-    if not path.exists():
-        return None
-    with sqlite3.connect(path) as db:  # commits on the way out; the checkpoint needs none
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    db.close()
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
-
-
 def _sqlite_server(name: str, measure: Callable[[str], T]) -> tuple[T, int | None]:
     """Run ``measure`` against the named server on a fresh file; return what it measured and
     the file's bytes once the server has stopped."""
@@ -212,7 +203,7 @@ def _sqlite_server(name: str, measure: Callable[[str], T]) -> tuple[T, int | Non
         path = Path(folder) / "tasks.db"
         with server(name, database=path) as url:
             measured = measure(url)
-        return measured, _stored_bytes(path)
+        return measured, stored_bytes(path)
 
 
 def run_sqlite(sizes: Sizes) -> list[Row]:
@@ -277,6 +268,12 @@ def _sqlite_store_rows(sizes: Sizes) -> list[Row]:
     return rows
 
 
+def run_replicas(sizes: Sizes) -> list[Row]:
+    """Our replicas on one Redis against the SDK's cluster mode (its rows have
+    ``"table": "replicas"``): cross-replica latency, sends over 1-3 replicas, memory per task."""
+    return replicas.run(sizes.replicas)
+
+
 def run_core(sizes: Sizes) -> list[Row]:
     results = {name: run_in_subprocess("core", name, sizes.core_sends) for name in ("ours", THEIRS)}
     figures = {name: r["per_second"] for name, r in results.items()}
@@ -293,6 +290,7 @@ SCENARIOS: dict[str, Callable[[Sizes], list[Row]]] = {
     "store": run_store,
     "core": run_core,
     "sqlite": run_sqlite,
+    "replicas": run_replicas,
 }
 
 
@@ -344,14 +342,15 @@ def _find(rows: list[Row], benchmark: str) -> Row | None:
 
 
 def targets(rows: list[Row]) -> list[dict[str, Any]]:
-    """Issue 7's targets, then issue 14's for SQLite, each with the figure this run measured
-    (when it ran)."""
+    """Issue 7's targets, then issue 14's for SQLite and issue 15's for replicas, each with the
+    figure this run measured (when it ran)."""
     found: list[dict[str, Any]] = []
 
     def check(name: str, value: float | None, goal: str, met: bool | None) -> None:
         found.append({"target": name, "measured": value, "goal": goal, "met": met})
 
     sqlite_rows = [r for r in rows if r.get("table") == "sqlite"]
+    replica_rows = [r for r in rows if r.get("table") == "replicas"]
     rows = [r for r in rows if "table" not in r]
 
     # Throughput under load; at concurrency 1 a send waits on the client's round trip too.
@@ -404,6 +403,7 @@ def targets(rows: list[Row]) -> list[dict[str, Any]]:
                 op = r["benchmark"].split()[1]
                 name = f"sqlite {mode}: store {op} at the large size / the small"
                 check(name, r[column], "<= 1.2", r[column] <= 1.2)
+    found += replicas.targets(replica_rows)
     return found
 
 
@@ -444,6 +444,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print()
     if sqlite_rows:
         print(report(sqlite_rows, SQLITE_COLUMNS, SQLITE_RATIOS))
+        print()
+    replica_rows = [r for r in rows if r.get("table") == "replicas"]
+    if replica_rows:
+        print(replicas.report(replica_rows))
+        print()
+        print(replicas.cpu_report(replica_rows))
         print()
     print(target_report(found))
     results = {

@@ -20,13 +20,23 @@ from a2a_adapters.stores import open_store
 from a2a_core import AgentContext, ArtifactChunk, Update, completed, text_artifact, working
 from a2a_core.card import AgentCard
 from a2a_core.store import AsyncStore
-from benchmarks.servers.behaviour import FANOUT_DELAY, fanout_count
+from benchmarks.servers.behaviour import FANOUT_DELAY, fanout_count, tick_text, ticks_script
 
 CARD = AgentCard(name="bench", description="Benchmark agent", version="1.0.0")
 
 
 async def agent(ctx: AgentContext) -> AsyncIterator[Update]:
-    """Echo with one artifact, or the fan-out script."""
+    """Echo with one artifact, or the fan-out script, or the ticks script."""
+    ticks = ticks_script(ctx.message.message_id)
+    if ticks is not None:
+        yield working()
+        await anyio.sleep(ticks.delay)
+        for index in range(ticks.updates):
+            # Stamped as the update is made, right before it is handed to the server.
+            yield ArtifactChunk(text_artifact(tick_text(index), artifact_id="tick"))
+            await anyio.sleep(ticks.spacing)
+        yield completed()
+        return
     count = fanout_count(ctx.message.message_id)
     if count is None:
         yield ArtifactChunk(text_artifact(ctx.text, artifact_id="echo"), last_chunk=True)

@@ -10,12 +10,16 @@ from benchmarks.load import http_request, run_load
 
 @asynccontextmanager
 async def http_server(
-    *, close_every: int = 0, chunked: bool = False, status: int = 200
+    *,
+    close_every: int = 0,
+    chunked: bool = False,
+    status: int = 200,
+    answers: list[bytes] | None = None,
 ) -> AsyncIterator[tuple[int, list[int]]]:
     """A tiny HTTP/1.1 server on 127.0.0.1; yields its port and a list of connection counts.
 
     ``close_every``: hang up without answering after that many answers on a connection (as
-    hypercorn does at its keep-alive limit).
+    hypercorn does at its keep-alive limit). ``answers`` gets the body of each request answered.
     """
     connections: list[int] = []
 
@@ -33,6 +37,8 @@ async def http_server(
                 if close_every and answered == close_every:
                     break
                 answered += 1
+                if answers is not None:
+                    answers.append(body)
                 if chunked:
                     payload = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
                     headers = b"Transfer-Encoding: chunked\r\n"
@@ -70,6 +76,26 @@ def test_every_request_is_counted_with_its_latency() -> None:
         assert 0 < result.percentile(0.5) <= result.percentile(0.99)
         assert result.rps > 0
         assert len(connections) == 4  # kept alive: one connection each
+
+    asyncio.run(main())
+
+
+def test_several_ports_are_sent_requests_in_turn() -> None:
+    async def main() -> None:
+        first: list[bytes] = []
+        second: list[bytes] = []
+        async with (
+            http_server(answers=first) as (port_a, connections_a),
+            http_server(answers=second) as (port_b, connections_b),
+        ):
+            result = await run_load(
+                "127.0.0.1", [port_a, port_b], echo, concurrency=3, count=100, max_seconds=10
+            )
+        assert (result.requests, result.errors) == (100, 0)
+        # Request n went to port n mod 2; each client kept one connection to each port.
+        assert sorted(first) == sorted(echo(n).split(b"\r\n\r\n")[1] for n in range(0, 100, 2))
+        assert sorted(second) == sorted(echo(n).split(b"\r\n\r\n")[1] for n in range(1, 100, 2))
+        assert len(connections_a) == len(connections_b) == 3
 
     asyncio.run(main())
 

@@ -1,5 +1,7 @@
 """The benchmark harness still runs end to end: a quick run of every scenario against every
-server writes a complete result file (the figures of such a tiny run mean little)."""
+server writes a complete result file (the figures of such a tiny run mean little). The
+``replicas`` scenario runs on its own (it starts a Redis and eight servers), so that each run
+keeps within the test timeout."""
 
 import json
 import os
@@ -8,22 +10,31 @@ from typing import Any
 
 import pytest
 
-from benchmarks import run
+from benchmarks import replicas, run
 from benchmarks.harness import SERVERS, SQLITE_SERVERS
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def _quick_run(tmp_path_factory: pytest.TempPathFactory, scenarios: list[str]) -> dict[str, Any]:
     os.environ["A2A_BENCH_FANOUT_DELAY"] = "0.5"  # read by the servers it starts
     out = tmp_path_factory.mktemp("bench") / "results.json"
     try:
-        returned = run.main(["--quick", "--out", str(out)])
+        returned = run.main(["--quick", "--scenarios", ",".join(scenarios), "--out", str(out)])
     finally:
         del os.environ["A2A_BENCH_FANOUT_DELAY"]
     written = json.loads(Path(out).read_text())
     assert written["rows"] == json.loads(json.dumps(returned["rows"]))
     result: dict[str, Any] = written
     return result
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _quick_run(tmp_path_factory, [s for s in run.SCENARIOS if s != "replicas"])
+
+
+@pytest.fixture(scope="module")
+def replica_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _quick_run(tmp_path_factory, ["replicas"])
 
 
 def _main_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -87,6 +98,46 @@ def test_sqlite_measured_every_store(results: dict[str, Any]) -> None:
     targets = {t["target"] for t in results["targets"]}
     assert "sqlite FULL: blocking send c=16, ours/sdk" in targets
     assert "sqlite NORMAL: store list at the large size / the small" in targets
+
+
+def test_replicas_measured_ours_and_the_sdk(replica_results: dict[str, Any]) -> None:
+    results = replica_results
+    rows = [r for r in results["rows"] if r.get("table") == "replicas"]
+    assert rows
+    for r in rows:
+        assert r["command"].startswith("python -m benchmarks.replicas --only "), r
+    latency = rows[0]
+    assert latency["benchmark"].startswith("cross-replica latency")
+    assert "p50" in latency["benchmark"]
+    assert latency["ours"] > 0
+    assert latency[run.THEIRS] > 0
+    for measured in latency["detail"].values():
+        assert measured["complete"], measured  # every update reached the other replica
+    sends = {r["benchmark"]: r for r in rows if r["unit"] == "req/s"}
+    size = replicas.Sizes(quick=True)
+    for label in (
+        *(f"{n} replica{'s' if n > 1 else ''} on Redis" for n in size.replicas),
+        "ours sqlite",
+        "ours memory",
+    ):
+        r = sends[f"blocking send c={size.concurrency}, {label}"]
+        assert r["ours"] > 0
+        assert r["detail"]["load"]["errors"] == 0
+        cores = r["detail"]["cores"]
+        assert len(cores["each_server"]) == r["detail"]["servers"]
+        assert cores["servers"] > 0
+        assert cores["machine"] > 0
+    memory = {r["benchmark"].split(" (")[0]: r for r in rows if r["unit"] == "bytes"}
+    redis = memory["Redis used_memory per settled task"]
+    assert redis["ours"] > 0
+    assert redis["detail"]["after"]["task_events"] == 3  # the task, its artifact, completed
+    assert memory["MEMORY USAGE of one task's own keys"]["ours"] > 0
+    assert memory["SQLite file per task, the same tasks"]["ours"] > 0
+    targets = {t["target"] for t in results["targets"]}
+    assert "cross-replica latency p50, ms" in targets
+    table = replicas.report(rows)
+    assert "python -m benchmarks.replicas --only latency" in table
+    assert "1 replica on Redis" in replicas.cpu_report(rows)
 
 
 def test_fan_out_reached_every_subscriber(results: dict[str, Any]) -> None:
