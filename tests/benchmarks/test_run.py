@@ -13,6 +13,10 @@ import pytest
 from benchmarks import replicas, run
 from benchmarks.harness import SERVERS, SQLITE_SERVERS
 
+# A quick run of every scenario starts a dozen servers: about a minute on an idle 2-core
+# machine, two on a loaded one, which the suite's default of 120 s would cut short.
+pytestmark = pytest.mark.timeout(300)
+
 
 def _quick_run(tmp_path_factory: pytest.TempPathFactory, scenarios: list[str]) -> dict[str, Any]:
     os.environ["A2A_BENCH_FANOUT_DELAY"] = "0.5"  # read by the servers it starts
