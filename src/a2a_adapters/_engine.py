@@ -30,7 +30,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from a2a_core import Core
-from a2a_core.store import AsyncStore, SyncStore
+from a2a_core.store import AsyncStore, LoggedEvent, SyncStore
 from a2a_core.transport import (
     Answer,
     Caller,
@@ -90,7 +90,7 @@ class EventBus(Protocol):
 
     async def run(
         self,
-        ring: Callable[[str], Awaitable[None]],
+        ring: Callable[[str, tuple[LoggedEvent, ...]], Awaitable[None]],
         *,
         task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None: ...
@@ -399,9 +399,10 @@ class Engine:
                         self.server.commit_done(action.op, ok, self._clock())
                 self._perform()
 
-    async def _rang(self, task_id: str) -> None:
-        """Another replica changed ``task_id`` (or the bus could not tell: it rings anyway)."""
-        await self._call(self.server.changed, task_id)
+    async def _rang(self, task_id: str, events: tuple[LoggedEvent, ...]) -> None:
+        """Another replica changed ``task_id``, logging ``events`` (or the bus could not tell
+        what changed: it rings anyway, with none)."""
+        await self._call(self.server.changed, task_id, events=events)
 
     async def _push_reported(self, notify: Notify, attempts: int | None) -> None:
         """Keep the store's outbox by how a notification fared (so a restart resumes it)."""

@@ -66,7 +66,7 @@ latency, never an event. Every ``reclaim_every`` it also reads what replicas tha
 
 import itertools
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, assert_never
 
@@ -91,6 +91,7 @@ from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Rer
 from ._records import TaskRecord
 from ._sends import last_user_message
 from ._storage import (
+    Delete,
     LoggedEvent,
     OutboxQuery,
     Pending,
@@ -302,6 +303,14 @@ class _Verify:
 
 
 @attrs.frozen
+class _Known:
+    """A read answered from what this server last committed (``Server._known``)."""
+
+    op: int
+    snapshot: Snapshot
+
+
+@attrs.frozen
 class _Check:
     """Read a task that changed elsewhere, for whoever waits on it or runs it here."""
 
@@ -343,6 +352,10 @@ class Server:
         self._checking: dict[str, bool] = {}  # task -> it changed again while being read
         self._recheck: set[str] = set()  # checks that failed, tried again at the next tick
         self._unended: list[AgentDone] = []  # ends of runs not recorded, tried again likewise
+        #: The last record this server committed of each task it runs: a run's output is
+        #: decided on it with no read first (a stale one only loses its compare-and-set, and
+        #: is read afresh). Dropped when the run ends, or when the task changes elsewhere.
+        self._known: dict[str, TaskRecord] = {}
         self._new_id = new_id or _counter_ids()
         self._numbers = itertools.count(1)
         self._ops = itertools.count(1)
@@ -377,7 +390,7 @@ class Server:
         #: How many times a stream fell a whole window behind (and read on from the log).
         self.stalls = 0
         self._actions: list[Action] = []
-        self._inline: deque[Read | Commit] = deque()
+        self._inline: deque[Read | Commit | _Known] = deque()
 
     # --- inputs -------------------------------------------------------------------------------
 
@@ -481,16 +494,25 @@ class Server:
         self._note(Sent(task_id, config_id, seq, attempts), now)
         self._settle(now)
 
-    def changed(self, task_id: str, now: datetime) -> None:
+    def changed(self, task_id: str, now: datetime, *, events: Sequence[LoggedEvent] = ()) -> None:
         """(Shared store.) Task ``task_id`` may have changed elsewhere: its doorbell rang, or
         a :class:`Watch` of it began or was restored after a lost connection. The streams that
-        follow it read its log on from their cursors, and the requests that wait on it and its
-        run here look at it again (a run whose task was canceled or taken over is stopped). A
-        ring that never came costs latency, never an event: whoever watches looks again."""
-        for follower in self._followers.get(task_id, ()):
-            if follower.reading:
-                follower.rung = True
-            elif not follower.behind:  # one that is behind reads the log once caught up
+        follow it take ``events`` (what the change logged, if the doorbell said) when they
+        follow on from their cursors, and read its log otherwise; the requests that wait on it
+        and its run here look at it again (a run whose task was canceled or taken over is
+        stopped). A ring that never came costs latency, never an event: whoever watches looks
+        again."""
+        self._known.pop(task_id, None)
+        logged = tuple(events)
+        last = logged[-1].seq if logged else 0
+        for follower in list(self._followers.get(task_id, ())):
+            if follower.reading or follower.behind:
+                # The log read under way (or once caught up) may have missed it.
+                follower.rung = follower.rung or not logged
+                follower.seen = max(follower.seen, last)
+            elif logged:
+                self._deliver(follower, advance(follower.cursor, logged), now)
+            else:
                 self._read_log(follower, now)
         if task_id in self._waiters or task_id in self._runs:
             self._check(task_id, now)
@@ -629,8 +651,12 @@ class Server:
         """With a store of its own, perform the reads and commits the last input caused. A store
         that raises fails that operation only, as a transport's ``read_failed`` would."""
         store = self.store
-        while store is not None and self._inline:
+        while self._inline:
             action = self._inline.popleft()
+            if isinstance(action, _Known):
+                self._read(action.op, action.snapshot, now)
+                continue
+            assert store is not None  # a Read or Commit is queued here only for its own store
             try:
                 if isinstance(action, Read):
                     snapshot = store.read(action.reads)
@@ -668,7 +694,16 @@ class Server:
     def _start(self, job: _Job, now: datetime) -> None:
         op = next(self._ops)
         self._jobs[op] = job
-        self._store(op, Read(op, self.core.needs(job.input)))
+        reads = self.core.needs(job.input)
+        known = None
+        if isinstance(job.input, AgentOutput | AgentDone) and reads == Reads(task_id=reads.task_id):
+            known = self._known.get(reads.task_id)
+        if known is not None:
+            # Decided on what this server last wrote, in turn with the store's answers.
+            self._pending[op] = Read(op, reads)
+            self._inline.append(_Known(op, Snapshot(task=known)))
+        else:
+            self._store(op, Read(op, reads))
 
     def _read(self, op: int, snapshot: Snapshot, now: datetime) -> None:
         if self._pending.pop(op, None) is None:
@@ -710,7 +745,10 @@ class Server:
             del self._jobs[op]
             assert job.decision is not None
             self._finish(job, job.decision, None, now)
+            self._remember(job.decision.writes)
             return
+        if isinstance(job.input, AgentOutput | AgentDone):
+            self._known.pop(job.input.task_id, None)  # it was stale: read what won
         job.attempts += 1
         if job.attempts >= MAX_ATTEMPTS:
             self._failed(op, f"its writes lost {MAX_ATTEMPTS} compare-and-set races in a row", now)
@@ -900,7 +938,19 @@ class Server:
     def _end_run(self, task_id: str, run: int) -> None:
         if self._runs.get(task_id) == run:
             del self._runs[task_id]
+            self._known.pop(task_id, None)
             self._touch(task_id)
+
+    def _remember(self, writes: Iterable[Write]) -> None:
+        """Keep what was just committed of the tasks this server runs (see ``_known``)."""
+        for write in writes:
+            if isinstance(write, Put):
+                if write.record.id in self._runs:
+                    self._known[write.record.id] = write.record
+                else:
+                    self._known.pop(write.record.id, None)
+            elif isinstance(write, Delete):
+                self._known.pop(write.task_id, None)
 
     # --- replies ------------------------------------------------------------------------------
 

@@ -1,12 +1,14 @@
 """The event bus of replicas that share a Redis store: doorbells over one PubSub connection.
 
 Every commit of the Redis store publishes a doorbell on its task's channel, naming the replica
-that committed. A replica subscribes to the channels of the tasks its machine watches (those
-it streams, waits on or runs: the machine's ``Watch`` and ``Unwatch`` actions) on **one**
-connection, however many clients it serves, and on each ring from another replica tells its
-machine, which reads the task's log on from each stream's cursor. So a ring carries no data
-and may be lost: after every (re)subscription the bus rings each task itself, and the machine
-looks at the store again. A lost connection costs latency, never an event.
+that committed and carrying the events it logged (unless they are large). A replica subscribes
+to the channels of the tasks its machine watches (those it streams, waits on or runs: the
+machine's ``Watch`` and ``Unwatch`` actions) on **one** connection, however many clients it
+serves, and on each ring from another replica tells its machine, which hands the events to the
+streams whose cursors they follow on from, and reads the task's log for any other. A ring may
+be lost, so nothing depends on one: after every (re)subscription the bus rings each task itself,
+with no events, and the machine looks at the store again. A lost connection costs latency,
+never an event.
 
 It also keeps this replica's lease alive (renewed three times per lease period), which is
 how the others know it still holds its runs and its notifications; a clean stop gives the
@@ -21,7 +23,14 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskStatus
 
+from a2a_core.errors import UsageError
+from a2a_core.store import LoggedEvent, load_event
+
 __all__ = ["RedisBus"]
+
+#: How the bus tells its machine of a change: the task's key, and the events the ring carried
+#: (none when it carried none: then the task's log is read).
+Ring = Callable[[str, tuple[LoggedEvent, ...]], Awaitable[None]]
 
 log = logging.getLogger("a2a_adapters")
 
@@ -78,14 +87,15 @@ class RedisBus:
 
     async def run(
         self,
-        ring: Callable[[str], Awaitable[None]],
+        ring: Ring,
         *,
         task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Keep the lease and the subscriptions until cancelled; ``ring(task_key)`` tells the
-        machine of a change. It reports started once it holds its lease (a run this replica
-        starts before would count as nobody's, for another replica to claim), or once it tried
-        to, with Redis away (requests then get the store's errors, and the bus keeps trying)."""
+        """Keep the lease and the subscriptions until cancelled; ``ring(task_key, events)``
+        tells the machine of a change. It reports started once it holds its lease (a run this
+        replica starts before would count as nobody's, for another replica to claim), or once
+        it tried to, with Redis away (requests then get the store's errors, and the bus keeps
+        trying)."""
         try:
             await self._renew()
             task_status.started()
@@ -110,7 +120,7 @@ class RedisBus:
         except Exception as error:
             log.warning("could not renew this replica's lease: %s", error)
 
-    async def _subscribe_forever(self, ring: Callable[[str], Awaitable[None]]) -> None:
+    async def _subscribe_forever(self, ring: Ring) -> None:
         delay = RECONNECT_FIRST
         while True:
             try:
@@ -130,7 +140,7 @@ class RedisBus:
             await anyio.sleep(delay)
             delay = min(delay * 2, RECONNECT_MAX)
 
-    async def _follow_wanted(self, pubsub: Any, ring: Callable[[str], Awaitable[None]]) -> None:
+    async def _follow_wanted(self, pubsub: Any, ring: Ring) -> None:
         """Subscribe to what is wanted and unsubscribe from what is not, as it changes. Each
         new subscription rings its task once acknowledged: a change may have come before."""
         subscribed: set[str] = set()
@@ -148,21 +158,41 @@ class RedisBus:
                 for channel in new:
                     task_key = self._tasks.get(channel)
                     if task_key is not None:
-                        await ring(task_key)
+                        await ring(task_key, ())
             if set(self._tasks) == subscribed:
                 await self._changed.wait()
 
-    async def _listen(self, pubsub: Any, ring: Callable[[str], Awaitable[None]]) -> None:
-        me = self._store.replica
+    async def _listen(self, pubsub: Any, ring: Ring) -> None:
+        me = self._store.replica.encode()
         while True:
             message = await pubsub.get_message(ignore_subscribe_messages=True)
             if message is None or message["type"] != "message":
                 continue
-            channel, sender = _text(message["channel"]), _text(message["data"])
+            channel, data = _text(message["channel"]), message["data"]
             task_key = self._tasks.get(channel)
-            if task_key is not None and sender != me:  # our own commits we know of already
-                await ring(task_key)
+            if task_key is None:
+                continue
+            sender, _, logged = _bytes(data).partition(b"\n")
+            if sender != me:  # our own commits we know of already
+                await ring(task_key, _events(logged))
+
+
+def _events(logged: bytes) -> tuple[LoggedEvent, ...]:
+    """The events a ring carried (number, then text, a line each), or none if they would not
+    decode: then whoever follows the task reads its log, as for a ring that carried none."""
+    lines = logged.split(b"\n") if logged else []
+    try:
+        return tuple(
+            LoggedEvent(int(lines[n]), load_event(lines[n + 1])) for n in range(0, len(lines), 2)
+        )
+    except (ValueError, IndexError, UsageError) as error:
+        log.warning("a doorbell carried events that did not decode (%s); reading the log", error)
+        return ()
 
 
 def _text(value: str | bytes) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _bytes(value: str | bytes) -> bytes:
+    return value.encode() if isinstance(value, str) else value

@@ -150,11 +150,28 @@ for _, w in ipairs(writes) do
   end
 end
 
+-- Each task's doorbell carries the events the commit logged for it (number, then text, a line
+-- each), so that a replica following it need not read them back: unless they are large, when
+-- the ring says only who rang, and whoever follows reads the log.
+local RING_BYTES = 65536
 local rung, ringing = {}, {}
-local function ring(k)
-  if not rung[k] then
-    rung[k] = true
+local function ring(k, w)
+  local r = rung[k]
+  if not r then
+    r = {parts = {}, size = 0}
+    rung[k] = r
     ringing[#ringing + 1] = k
+  end
+  if w and r.parts then
+    for j = 0, w.nevs - 1 do
+      local text = ARGV[w.evs + 2 * j + 1]
+      r.size = r.size + #text
+      r.parts[#r.parts + 1] = ARGV[w.evs + 2 * j]
+      r.parts[#r.parts + 1] = text
+    end
+    if r.size > RING_BYTES then r.parts = nil end
+  elseif not w then
+    r.parts = nil  -- deleted: nothing to follow
   end
 end
 
@@ -253,7 +270,7 @@ end
 for _, w in ipairs(writes) do
   if w.kind == 'P' then
     put(w)
-    ring(w.key)
+    ring(w.key, w)
   elseif w.kind == 'D' then
     forget(w.key)
     ring(w.key)
@@ -262,8 +279,11 @@ for _, w in ipairs(writes) do
   end
 end
 for _, k in ipairs(ringing) do
-  -- The ring names who committed: a replica ignores its own, which it knows of already.
-  redis.call('PUBLISH', task(k) .. ':ring', ME)
+  -- The ring names who committed first: a replica ignores its own, which it knows of already.
+  local parts = rung[k].parts
+  local message = ME
+  if parts and #parts > 0 then message = ME .. '\n' .. table.concat(parts, '\n') end
+  redis.call('PUBLISH', task(k) .. ':ring', message)
 end
 if TOKEN ~= '' then redis.call('SET', P .. ':done:' .. TOKEN, '1', 'PX', 10000) end
 return 1
