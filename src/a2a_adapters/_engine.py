@@ -119,6 +119,13 @@ class Engine:
         self.push = push
         if push is not None:
             push.report = self._push_reported
+            # With replicas, one webhook's notifications may be owed by several servers: each
+            # waits for the others' earlier ones, so that the webhook gets them in order.
+            owed: Callable[[str, str, int], Awaitable[bool]] | None = getattr(
+                store, "owed_elsewhere", None
+            )
+            if callable(owed):
+                push.ahead = lambda notify: owed(notify.task_id, notify.config_id, notify.seq)
         # A store that answers without waiting (the memory store) is the machine's to call: its
         # reads and commits then happen inside the call that needs them, with no task switch.
         inline: SyncStore | None = getattr(store, "inline", None)
