@@ -151,3 +151,43 @@ def _answers(url: str) -> bool:
         return httpx.get(f"{url}/.well-known/agent-card.json", timeout=1).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+# --- a stop asked for at an awkward moment -------------------------------------------------------
+
+#: A server whose SIGTERM comes while it is still making its event loop: after its "A2A server
+#: on" line, before uvicorn handles signals. Such a SIGTERM used to be swallowed, and the server
+#: went on serving until it was killed (a ``--workers`` supervisor stopping a worker that had just
+#: started waited its whole budget, then killed it).
+_EARLY_SIGTERM = """
+import os
+import signal
+
+from a2a_adapters import _serve
+from examples import echo
+
+made = _serve.fast_loop_factory
+
+def factory():
+    os.kill(os.getpid(), signal.SIGTERM)
+    return made()
+
+_serve.fast_loop_factory = factory
+_serve.serve(echo.agent, port=0)
+"""
+
+
+def test_a_sigterm_while_the_server_starts_stops_it_gracefully() -> None:
+    finished = subprocess.run(
+        [sys.executable, "-c", _EARLY_SIGTERM],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert "A2A server on" in finished.stderr
+    assert "Application shutdown complete" in finished.stderr  # it stopped, gracefully
+    assert "Traceback" not in finished.stderr
