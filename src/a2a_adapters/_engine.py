@@ -210,7 +210,9 @@ class Engine:
         self.server.begin_shutdown(self._clock())
         self._perform()
         if self._io and self._group is not None:
-            self._spawn(self._pump)  # called from outside a task: nobody else pumps here
+            # Called from outside any task (a signal's callback), where nothing can be spawned
+            # (anyio finds no running loop there): the timer's task does the store work.
+            self._alarm.set()
 
     async def aclose(self) -> None:
         """Shut down gracefully (safe to call twice): streams end, running agents get the
@@ -429,6 +431,8 @@ class Engine:
     async def _run_timer(self) -> None:
         while True:
             self._alarm = Slot()
+            if self._io:  # store work that a call from outside a task left (begin_shutdown)
+                await self._pump()
             due = self._sleeping_until = self.server.next_deadline()
             if due is None:
                 await self._alarm.wait()
