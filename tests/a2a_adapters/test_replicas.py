@@ -830,6 +830,35 @@ def test_workers_on_one_port_share_the_store_and_a_dead_one_is_replaced(
         assert "Traceback" not in parent.stderr, parent.stderr[-3000:]
 
 
+def test_a_supervisor_told_to_stop_while_it_waits_to_replace_workers_stops_at_once(
+    redis: RedisServer, prefix: str, tmp_path: Path
+) -> None:
+    store = f"{redis.url}?prefix={prefix}&lease={LEASE:g}"
+    with rep.supervisor(store, tmp_path, 2) as parent:
+        supervisor = parent.process.pid
+        rep.wait_for(
+            lambda: len(rep.children(supervisor)) == 2 and rep.serving_workers(parent) == 2,
+            timeout=START_TIMEOUT,
+            what="two workers serving",
+        )
+        for worker in rep.children(supervisor):
+            os.kill(worker, signal.SIGKILL)
+        rep.wait_for(
+            lambda: "exited with status -9; starting another in 1.0s" in parent.stderr,
+            timeout=5,
+            what="the supervisor never saw its workers die",
+        )
+        # SIGTERM during the pause before the first is replaced: it stops at once, starting
+        # nothing (it used to sleep the pause out, start a worker, then stop it).
+        asked = time.monotonic()
+        status = parent.stop()
+        took = time.monotonic() - asked
+    assert took < 0.8, f"the supervisor took {took:.2f}s to stop"
+    assert status == 1, parent.stderr  # the second worker's death, reported on the way out
+    assert rep.serving_workers(parent) == 2
+    assert "Traceback" not in parent.stderr
+
+
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 def test_workers_are_refused_a_store_that_one_process_keeps(store: str, tmp_path: Path) -> None:
     where = "memory" if store == "memory" else f"sqlite:{tmp_path / 'tasks.db'}"
