@@ -32,6 +32,7 @@ import signal
 import statistics
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -743,6 +744,11 @@ def test_replicas_ride_out_a_redis_restart_and_lose_nothing_acknowledged(
             return all(state_of(get_task(c, t["id"])) in TERMINAL for t in acknowledged)
 
         rep.wait_for(all_settled, timeout=10, what="tasks left live after the outage")
+        ended = Counter(
+            f"{state_of(t)} ({status_text(t)[:40]})" if state_of(t) == FAILED else state_of(t)
+            for t in (get_task(c, task["id"]) for task in acknowledged)
+        )
+        print(f"how the {len(acknowledged)} acknowledged tasks ended: {dict(ended)}")
         for task in before:
             kept = get_task(a, task["id"])
             assert kept["history"][0] == task["history"][0]
