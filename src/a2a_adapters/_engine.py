@@ -119,6 +119,13 @@ class Engine:
         self.push = push
         if push is not None:
             push.report = self._push_reported
+            # With replicas, one webhook's notifications may be owed by several servers: each
+            # waits for the others' earlier ones, so that the webhook gets them in order.
+            owed: Callable[[str, str, int], Awaitable[bool]] | None = getattr(
+                store, "owed_elsewhere", None
+            )
+            if callable(owed):
+                push.ahead = lambda notify: owed(notify.task_id, notify.config_id, notify.seq)
         # A store that answers without waiting (the memory store) is the machine's to call: its
         # reads and commits then happen inside the call that needs them, with no task switch.
         inline: SyncStore | None = getattr(store, "inline", None)
@@ -203,7 +210,9 @@ class Engine:
         self.server.begin_shutdown(self._clock())
         self._perform()
         if self._io and self._group is not None:
-            self._spawn(self._pump)  # called from outside a task: nobody else pumps here
+            # Called from outside any task (a signal's callback), where nothing can be spawned
+            # (anyio finds no running loop there): the timer's task does the store work.
+            self._alarm.set()
 
     async def aclose(self) -> None:
         """Shut down gracefully (safe to call twice): streams end, running agents get the
@@ -423,6 +432,8 @@ class Engine:
     async def _run_timer(self) -> None:
         while True:
             self._alarm = Slot()
+            if self._io:  # store work that a call from outside a task left (begin_shutdown)
+                await self._pump()
             due = self._sleeping_until = self.server.next_deadline()
             if due is None:
                 await self._alarm.wait()

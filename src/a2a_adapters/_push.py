@@ -4,7 +4,11 @@ Written on anyio and httpx, so the same sender serves the asyncio and the trio a
 
 * **Order without interference.** Deliveries to one webhook of one task (``task_id``,
   ``config_id``) go out one at a time, in event order, from their own queue; a slow or failing
-  webhook delays only its own queue, never the task or any other webhook.
+  webhook delays only its own queue, never the task or any other webhook. With replicas, the
+  events of one task may be committed by several servers, each of which owes the webhook its
+  own: a sender told of the others (:attr:`PushSender.ahead`, which the engine sets from a store
+  shared by replicas) holds a notification back while another server still owes an earlier one
+  of the same webhook (polling, for at most ``order_wait`` seconds).
 * **Retries.** A delivery that fails for a reason that may pass (connection error, timeout, 408,
   429, 5xx) is retried with exponential backoff up to ``max_attempts`` times; a redirect or
   another 4xx is final. Each attempt has a ``timeout`` (10 s by default, as the spec advises).
@@ -20,6 +24,7 @@ Written on anyio and httpx, so the same sender serves the asyncio and the trio a
   every queued notification sent, or given up on.
 """
 
+import bisect
 import ipaddress
 import logging
 import math
@@ -41,6 +46,9 @@ log = logging.getLogger("a2a_adapters.push")
 
 #: Resolves a host name to the addresses to try: ``await resolve(host, port)``.
 Resolver = Callable[[str, int], Awaitable[list[str]]]
+#: Seconds between looks at whether another server still owes an earlier notification
+#: (doubling up to the max).
+ORDER_POLL_FIRST, ORDER_POLL_MAX = 0.02, 0.5
 
 
 async def resolve_host(host: str, port: int) -> list[str]:
@@ -75,8 +83,10 @@ class PushSender:
         first_backoff: float = 0.5,
         max_backoff: float = 30.0,
         max_queued: int = 1000,
+        order_wait: float = 60.0,
     ) -> None:
         self._resolve = resolve
+        self._order_wait = order_wait
         self._timeout = timeout
         self._max_attempts = max_attempts
         self._first_backoff = first_backoff
@@ -98,6 +108,10 @@ class PushSender:
         self.report: Callable[[Notify, int | None], Awaitable[None]] = _ignore
         #: Notifications given up on: retries exhausted, or dropped from a full queue.
         self.given_up = 0
+        #: Whether another server still owes an earlier notification of the same task to the
+        #: same webhook (``None``: no other server delivers this store's notifications). Set by
+        #: the engine for a store shared by replicas; a notification waits while it says so.
+        self.ahead: Callable[[Notify], Awaitable[bool]] | None = None
 
     def send(self, notify: Notify) -> None:
         """Queue a delivery (never blocks)."""
@@ -119,7 +133,12 @@ class PushSender:
             )
             self.given_up += 1
             self._dropped.append(dropped)
-        queue.append(notify)
+        if queue and queue[-1].seq > notify.seq:
+            # An earlier event's, handed out late (a dead replica's, claimed by this server while
+            # a later one waits for it): it goes first.
+            bisect.insort(queue, notify, key=lambda n: n.seq)
+        else:
+            queue.append(notify)
 
     async def drain(self) -> None:
         """Return once every queued notification has been sent or given up on."""
@@ -143,6 +162,7 @@ class PushSender:
         queue = self._queues[key]
         try:
             while queue:
+                await self._await_turn(queue)
                 # Taken off the queue before it is sent, so that an overflow drops the oldest
                 # *waiting* event, never the one in flight.
                 notify = queue.popleft()
@@ -163,6 +183,38 @@ class PushSender:
             del self._queues[key]
             if not self._queues:
                 self._idle.set()
+
+    async def _await_turn(self, queue: deque[Notify]) -> None:
+        """Return once no other server owes an earlier notification than the head of
+        ``queue`` (or after ``order_wait`` seconds: an entry left owed for good, whose
+        delivery its server failed to record, holds nothing back forever)."""
+        if self.ahead is None:
+            return
+        deadline = anyio.current_time() + self._order_wait
+        delay = ORDER_POLL_FIRST
+        while True:
+            head = queue[0]
+            try:
+                waiting = await self.ahead(head)
+            except Exception as error:  # the store is away: it cannot say, so ask again
+                log.warning("could not tell whether an earlier notification is owed: %s", error)
+                waiting = True
+            if queue[0] is not head:
+                continue  # an earlier one came meanwhile: ask about it
+            if not waiting:
+                return
+            if anyio.current_time() >= deadline:
+                log.warning(
+                    "webhook %s: an earlier notification of task %s than event %d is still "
+                    "owed elsewhere after %gs; sending it anyway",
+                    head.url,
+                    head.task_id,
+                    head.seq,
+                    self._order_wait,
+                )
+                return
+            await anyio.sleep(delay)
+            delay = min(delay * 2, ORDER_POLL_MAX)
 
     async def _reported(self, notify: Notify, attempts: int | None) -> None:
         try:

@@ -1,6 +1,7 @@
 """``serve(agent)``: the one-line way to run an agent as an A2A server."""
 
 import asyncio
+import contextlib
 import gc
 import importlib
 import logging
@@ -357,13 +358,31 @@ def _seconds(value: float, name: str) -> float:
 
 
 def _serve_asyncio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -> None:
+    # uvicorn handles SIGINT/SIGTERM once it serves (it stops gracefully, then re-raises the
+    # signal). Until then (the loop and the app are still being made), a signal is remembered
+    # here and stops the server as soon as it starts, instead of being lost: a SIGTERM that came
+    # then used to leave the server running until it was killed. The re-raised signal lands
+    # here too, which ends the process normally (exit status 0).
+    asked: list[int] = []
+    wake: list[Callable[[], object]] = []
 
-    # uvicorn stops gracefully on SIGINT/SIGTERM and then re-raises the signal; with these
-    # handlers in place that ends the process normally (exit status 0).
+    def remember(signum: int, frame: object) -> None:
+        asked.append(signum)
+        for wake_up in wake:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing to stop
+                wake_up()
+
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: None)
+        signal.signal(signum, remember)
+
+    async def until_asked() -> None:
+        loop, stop = asyncio.get_running_loop(), asyncio.Event()
+        wake.append(lambda: loop.call_soon_threadsafe(stop.set))
+        if not asked:
+            await stop.wait()
+
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-        runner.run(serve_app(create_app(engine), sock, limits=limits))
+        runner.run(serve_app(create_app(engine), sock, limits=limits, shutdown_trigger=until_asked))
 
 
 #: Allocations between young-generation collections (CPython's default is 700).

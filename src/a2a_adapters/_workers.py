@@ -66,7 +66,14 @@ def run_workers(count: int, sock: socket.socket, argv: Sequence[str], stop_budge
                     status,
                     pause,
                 )
-                time.sleep(pause)
+                # The pause ends early if the parent is told to stop meanwhile: then no new
+                # worker is started (only to be stopped), and the stop is not held up by it.
+                replace_at = time.monotonic() + pause
+                while not stopping and time.monotonic() < replace_at:
+                    time.sleep(POLL)
+                if stopping:
+                    del workers[index]  # it is gone, and was reported above
+                    break
                 workers[index] = (_start(command, fd), time.monotonic())
         return _stop_all([w for w, _ in workers], stop_budget)
     finally:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -97,25 +97,36 @@ def command(*args: str) -> list[str]:
     return [sys.executable, "-m", "a2a_adapters", "serve", *args]
 
 
-def environment(agent_log: Path | None) -> dict[str, str]:
-    env = dict(os.environ)
+def environment(agent_log: Path | None, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    found = dict(os.environ)
     if agent_log is not None:
-        env[LOG_VARIABLE] = str(agent_log)
-    return env
+        found[LOG_VARIABLE] = str(agent_log)
+    found.update(env or {})
+    return found
 
 
 def start(
-    store: str, *, loop: str = "asyncio", agent_log: Path | None = None, args: Sequence[str] = ()
+    store: str,
+    *,
+    loop: str = "asyncio",
+    agent_log: Path | None = None,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    new_session: bool = False,
 ) -> ServerProcess:
-    """Start the crash agent's server on ``store`` (a ``--store`` URL) and a free port."""
+    """Start the crash agent's server on ``store`` (a ``--store`` URL) and a free port.
+
+    ``env`` adds to the environment; ``new_session`` starts it in a process group of its own
+    (a ``--workers`` supervisor, so that its workers can be killed with it by its id)."""
     process = subprocess.Popen(
         command(CRASH_AGENT, "--store", store, "--loop", loop, "--port", "0", *args),
         cwd=ROOT,
-        env=environment(agent_log),
+        env=environment(agent_log, env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=new_session,
     )
     return ServerProcess(process)
 

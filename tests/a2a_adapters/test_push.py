@@ -363,6 +363,58 @@ async def test_order_per_task_and_config_survives_retries(receiver: Receiver) ->
 
 
 @both_backends
+async def test_a_notification_waits_while_another_server_owes_an_earlier_one(
+    receiver: Receiver,
+) -> None:
+    # Events 1 and 2 of the task are owed by another server (a replica) until it delivers them;
+    # 3 is this server's. Meanwhile another task's notification goes at once.
+    owed_elsewhere = {1, 2}
+    asked: list[tuple[str, int]] = []
+
+    async def ahead(notification: Notify) -> bool:
+        asked.append((notification.task_id, notification.seq))
+        return notification.task_id == "task-1" and any(
+            seq < notification.seq for seq in owed_elsewhere
+        )
+
+    sender = fast_sender()
+    sender.ahead = ahead
+    url = f"{receiver.url}/ordered"
+    async with running(sender):
+        sender.send(notify(url, seq=3))
+        sender.send(notify(url, task="task-2", seq=1))
+        await await_deliveries(receiver, 1, "/ordered")
+        await settle(0.2)
+        assert seqs(receiver.deliveries("/ordered")) == [1]  # task-2's, not task-1's 3
+        # The other server goes down before delivering them; this one claims them (the engine
+        # hands them to its sender as it reads the outbox): they go first, then 3.
+        owed_elsewhere.clear()
+        sender.send(notify(url, seq=2))
+        sender.send(notify(url, seq=1))
+        await await_deliveries(receiver, 4, "/ordered")
+        await settle()
+    task_1 = [d for d in receiver.deliveries("/ordered") if d.json()["task"] == "task-1"]
+    assert seqs(task_1) == [1, 2, 3]
+    assert ("task-1", 3) in asked
+
+
+async def test_a_notification_held_back_too_long_is_sent_anyway(
+    receiver: Receiver, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def ahead(notification: Notify) -> bool:
+        return True  # an earlier one left owed for good (its delivery never recorded)
+
+    sender = PushSender(resolve=no_dns, order_wait=0.2)
+    sender.ahead = ahead
+    started = time.monotonic()
+    async with running(sender):
+        sender.send(notify(f"{receiver.url}/late", seq=5))
+        [delivered] = await await_deliveries(receiver, 1, "/late")
+    assert delivered.at - started >= 0.2
+    assert "still owed elsewhere after 0.2s; sending it anyway" in caplog.text
+
+
+@both_backends
 async def test_a_hanging_webhook_delays_no_other(receiver: Receiver) -> None:
     receiver.always("/hangs", Answer(delay=3.0))
     sender = fast_sender(max_attempts=1, timeout=1.0)

@@ -5,6 +5,7 @@ of 30 running tasks, webhooks heard a terminal state for 3 or 4, and one notific
 off half way.
 """
 
+import asyncio
 import signal
 import subprocess
 import sys
@@ -17,10 +18,10 @@ import anyio
 import httpx
 import pytest
 
-from a2a_adapters import build_engine
+from a2a_adapters import MemoryStore, build_engine
 from a2a_adapters.asyncio import bind_socket
 from a2a_core import AgentContext, working
-from a2a_core.store import Reads
+from a2a_core.store import Reads, Snapshot
 from examples import echo
 from tests.a2a_adapters.support import (
     COMPLETED,
@@ -151,3 +152,83 @@ def _answers(url: str) -> bool:
         return httpx.get(f"{url}/.well-known/agent-card.json", timeout=1).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+# --- a stop asked for at an awkward moment -------------------------------------------------------
+
+#: A server whose SIGTERM comes while it is still making its event loop: after its "A2A server
+#: on" line, before uvicorn handles signals. Such a SIGTERM used to be swallowed, and the server
+#: went on serving until it was killed (a ``--workers`` supervisor stopping a worker that had just
+#: started waited its whole budget, then killed it).
+_EARLY_SIGTERM = """
+import os
+import signal
+
+from a2a_adapters import _serve
+from examples import echo
+
+made = _serve.fast_loop_factory
+
+def factory():
+    os.kill(os.getpid(), signal.SIGTERM)
+    return made()
+
+_serve.fast_loop_factory = factory
+_serve.serve(echo.agent, port=0)
+"""
+
+
+def test_a_sigterm_while_the_server_starts_stops_it_gracefully() -> None:
+    finished = subprocess.run(
+        [sys.executable, "-c", _EARLY_SIGTERM],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert "A2A server on" in finished.stderr
+    assert "Application shutdown complete" in finished.stderr  # it stopped, gracefully
+    assert "Traceback" not in finished.stderr
+
+
+class HeldStore(MemoryStore):
+    """The memory store, awaited (not called inline), whose reads wait for :attr:`gate`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = anyio.Event()
+        self.reading = anyio.Event()
+
+    async def read(self, reads: Reads) -> Snapshot:
+        self.reading.set()
+        await self.gate.wait()
+        return await super().read(reads)
+
+
+def test_a_shutdown_begun_outside_any_task_with_store_work_queued_fails_nothing() -> None:
+    # A signal's callback begins the shutdown (uvicorn's handler, through call_soon_threadsafe)
+    # while the engine's first reads are queued behind one under way. It used to raise there
+    # (anyio's start_soon, outside any task, finds no running loop), leaving a traceback in the log.
+    async def scenario() -> list[dict[str, Any]]:
+        store = HeldStore()
+        engine = build_engine(echo.agent, store=store, push=True)
+        loop = asyncio.get_running_loop()
+        errors: list[dict[str, Any]] = []
+        loop.set_exception_handler(lambda _, context: errors.append(context))
+        async with anyio.create_task_group() as group:
+            group.start_soon(engine.run)
+            with anyio.fail_after(5):
+                await store.reading.wait()
+            loop.call_soon(engine.begin_shutdown)
+            await anyio.sleep(0.05)
+            store.gate.set()
+            with anyio.fail_after(5):
+                await engine.wait_ready()
+                await engine.aclose()
+            assert engine.server.busy == 0  # every read it asked for was done
+        return errors
+
+    assert asyncio.run(scenario()) == []

@@ -60,7 +60,7 @@ from a2a_core.store import (
 )
 
 from ._redis_bus import RedisBus
-from ._redis_lua import COMMIT, READ, RENEW
+from ._redis_lua import COMMIT, OWED, READ, RENEW
 from ._sqlite import StoreUnavailable, _micros, _time
 
 __all__ = ["DEFAULT_URL", "RedisStore"]
@@ -238,6 +238,16 @@ class RedisStore:
         link = await self._link()
         await self._call(link.client.zrem(f"{self.prefix}:replicas", [self.replica]))
 
+    # --- the order of notifications across replicas -----------------------------------------
+
+    async def owed_elsewhere(self, task_key: str, config_id: str, seq: int) -> bool:
+        """Whether another replica still owes the notification of an earlier event of the task
+        to the same config (a push sender waits for those to go first: one webhook's
+        notifications keep the order of their events, whichever replica committed each)."""
+        arguments: list[str | int] = [self.prefix, self.replica, task_key]
+        arguments += [config_id, f"{seq:0{_SEQ_DIGITS}d}"]
+        return bool(await self._run("owed", arguments))
+
     # --- the event bus's access ---------------------------------------------------------------
 
     async def pubsub(self, **options: Any) -> PubSub[bytes]:
@@ -306,6 +316,7 @@ class _Link:
         )
         self.scripts: dict[str, Script[bytes]] = {
             "commit": self.client.register_script(COMMIT),
+            "owed": self.client.register_script(OWED),
             "read": self.client.register_script(READ),
             "renew": self.client.register_script(RENEW),
         }

@@ -13,7 +13,7 @@ follows the server's locale (Redis sets ``LC_COLLATE`` from its environment), wh
 contract orders keys as Python orders ``str``, which is the byte order of their UTF-8.
 """
 
-__all__ = ["COMMIT", "READ", "RENEW"]
+__all__ = ["COMMIT", "OWED", "READ", "RENEW"]
 
 #: Names and helpers every script shares. ``ARGV[1]`` is the key prefix, ``ARGV[2]`` this
 #: store's replica id.
@@ -46,6 +46,36 @@ RENEW = (
 local until_ms = now_ms() + tonumber(ARGV[3])
 redis.call('ZADD', P .. ':replicas', until_ms, ME)
 return until_ms
+"""
+)
+
+#: ``ARGV[3]`` a task's key, ``ARGV[4]`` a config id, ``ARGV[5]`` an event number (20 digits).
+#: Returns 1 if another replica (live or lapsed) still owes a notification of that task to that
+#: config for an earlier event, else 0: a range of each other holder's outbox index, whose
+#: members sort as (key, config id, number) do.
+OWED = (
+    PRELUDE
+    + r"""
+local low = ARGV[3] .. '\0' .. ARGV[4] .. '\0'
+local high = low .. ARGV[5]
+for _, h in ipairs(redis.call('SMEMBERS', P .. ':holders')) do
+  if h ~= ME then
+    local offset = 0
+    while true do
+      local batch = redis.call('ZRANGEBYLEX', P .. ':outbox:' .. h, '[' .. low, '(' .. high,
+        'LIMIT', offset, 64)
+      for _, member in ipairs(batch) do
+        -- (another config's id may start with this one's and a NUL: its number is not next)
+        if #member == #high and string.match(string.sub(member, #low + 1), '^%d+$') then
+          return 1
+        end
+      end
+      if #batch < 64 then break end
+      offset = offset + 64
+    end
+  end
+end
+return 0
 """
 )
 

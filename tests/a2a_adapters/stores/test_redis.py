@@ -345,6 +345,54 @@ def test_notifications_are_taken_over_once_and_only_after_the_lease_lapsed(
     on(loop, scenario)
 
 
+def test_a_replica_is_told_when_another_owes_an_earlier_notification_of_a_webhook(
+    redis_url: str,
+) -> None:
+    prefix = unique_prefix()
+
+    async def scenario() -> None:
+        a, b = (RedisStore(redis_url, prefix=prefix, replica=n, lease=LEASE) for n in "ab")
+        try:
+            await a.renew_lease()
+            await b.renew_lease()
+            # A's commit owes webhook "x" events 1 and 2, and "x\x000" (an id that starts with
+            # the other's, and sorts among its numbers) event 1; then B's commit owes "x" event 3.
+            first = attrs.evolve(record("t1"), seq=2)
+            events = (LoggedEvent(1, first.task), LoggedEvent(2, first.task))
+            owed = (("x", 1), ("x", 2), ("x\x000", 1))
+            assert await a.commit([Put(first, 0, events, owed)])
+            later = attrs.evolve(bump(first), seq=3)
+            assert await b.commit([Put(later, 1, (LoggedEvent(3, later.task),), (("x", 3),))])
+            assert await b.owed_elsewhere("t1", "x", 3)  # A owes 1 and 2
+            assert await b.owed_elsewhere("t1", "x", 2)  # A owes 1
+            assert not await b.owed_elsewhere("t1", "x", 1)
+            assert not await a.owed_elsewhere("t1", "x", 2)  # its own: its queue keeps order
+            assert not await a.owed_elsewhere("t1", "x", 3)  # B's 3 is not earlier than 3...
+            assert await a.owed_elsewhere("t1", "x", 4)  # ...but it is earlier than 4
+            assert not await b.owed_elsewhere("t1", "y", 9)  # another webhook
+            assert not await b.owed_elsewhere("t2", "x", 9)  # another task
+            # A delivers 1: 2 still holds 3 back; once 2 is sent too, nothing does.
+            assert await a.commit([Sent("t1", "x", 1)])
+            assert await b.owed_elsewhere("t1", "x", 3)
+            assert await a.commit([Sent("t1", "x", 2, attempts=1)])  # a failed attempt: owed
+            assert await b.owed_elsewhere("t1", "x", 3)
+            assert await a.commit([Sent("t1", "x", 2)])
+            assert not await b.owed_elsewhere("t1", "x", 3)  # what A owes "x\x000" is not x's
+            # A replica that died still owes what it owed, until another claims it.
+            last = attrs.evolve(bump(later), seq=4)
+            assert await a.commit([Put(last, 2, (LoggedEvent(4, last.task),), (("x", 4),))])
+            await anyio.sleep(LEASE + 0.1)
+            await b.renew_lease()
+            assert await b.owed_elsewhere("t1", "x", 5)
+            assert [n[2] for n in await claimed_notifications(b) if n[1] == "x"] == [4]
+            assert not await b.owed_elsewhere("t1", "x", 5)
+        finally:
+            await a.aclose()
+            await b.aclose()
+
+    anyio.run(scenario)
+
+
 def test_claims_come_in_key_order_across_replicas(redis_url: str) -> None:
     """Runs left by two dead replicas are taken in one order of keys, page by page."""
     prefix = unique_prefix()
