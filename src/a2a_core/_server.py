@@ -797,6 +797,11 @@ class Server:
                 self._end_run(task_id, run)
                 self._unended.append(done)
                 self._wake_by(now + TICK_RETRY)
+                if unavailable:
+                    # Who waits for the task to settle is told to retry (a re-send of its
+                    # message finds the task), rather than held for as long as the store is away.
+                    for waiter in list(self._waiters.get(task_id, ())):
+                        self._answer_error(waiter.exchange, why, unavailable=True)
             case _Owed():
                 self._act(Problem(f"the push outbox could not be read ({why}); retrying"))
                 self._reading_outbox = False

@@ -199,15 +199,22 @@ def test_the_end_of_a_run_the_store_missed_is_recorded_once_it_is_back() -> None
     board = Board()
     send(board, returnImmediately=True)
     board.settle()
+    waiting = send(board, mid="m-1")  # the same message, blocking: it waits for the task
+    board.settle()
     start = board.run_of()
     board.server.agent_done(start.task_id, start.run, board.now, error=RuntimeError("boom"))
     board.take()
-    (op,) = board.pending  # the read of the run's end: the store is away
+    # The run's end, decided on the record this server wrote: its commit finds the store away.
+    (op,) = board.pending
+    assert isinstance(board.pending[op], Commit)
     board.pending.clear()
-    board.server.read_failed(op, board.now, unavailable=True)
+    board.server.commit_failed(op, board.now, unavailable=True)
     board.take()
     assert board.server.live_runs == 0
     assert not board.pending
+    # The blocking re-send is not held while the store is away: it is told to retry.
+    assert board.answer(waiting)["error"]["message"].startswith("The task store is unavailable")
+    assert board.server.waiting == 0
     due = board.server.next_deadline()
     assert due is not None
     board.now = due

@@ -235,8 +235,7 @@ class RedisStore:
     async def drop_lease(self) -> None:
         """Give up the lease at once (a clean shutdown): what this replica still holds may be
         claimed by the others straight away."""
-        link = await self._link()
-        await self._call(link.client.zrem(f"{self.prefix}:replicas", [self.replica]))
+        await self._run("renew", [self.prefix, self.replica, 0])
 
     # --- the order of notifications across replicas -----------------------------------------
 

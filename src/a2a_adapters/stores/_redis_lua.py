@@ -39,13 +39,24 @@ local function owner_of(entry)
 end
 """
 
-#: ``ARGV[3]``: the lease in milliseconds. Returns the new expiry (server time, ms).
+#: ``ARGV[3]``: the lease in milliseconds (0: give it up, as if it had just lapsed). Returns the
+#: new expiry (server time, ms). A replica whose lease had lapsed (or that held none) starts a
+#: new tenure: ``PREFIX:since`` keeps when it began, and the lease's length, for the claims.
 RENEW = (
     PRELUDE
     + r"""
-local until_ms = now_ms() + tonumber(ARGV[3])
-redis.call('ZADD', P .. ':replicas', until_ms, ME)
-return until_ms
+local now, lease = now_ms(), tonumber(ARGV[3])
+if lease == 0 then
+  redis.call('ZADD', P .. ':replicas', now - 1, ME)
+  redis.call('HDEL', P .. ':since', ME)
+  return now - 1
+end
+local held = redis.call('ZSCORE', P .. ':replicas', ME)
+if not held or tonumber(held) < now then
+  redis.call('HSET', P .. ':since', ME, now .. ' ' .. lease)
+end
+redis.call('ZADD', P .. ':replicas', now + lease, ME)
+return now + lease
 """
 )
 
@@ -386,14 +397,30 @@ end
 
 -- Claims: what replicas whose lease lapsed (or who never held one) still hold is taken over
 -- by this one, so that two replicas never both take over one run or one notification.
+-- A replica with a lease claims only what lapsed while it held its own, or once it has held its
+-- own for a whole lease: after Redis was away longer than a lease, every lease has lapsed, and
+-- the replicas that are alive renew theirs within a third of one; until then, none is taken
+-- for dead. (A store that holds no lease, a tool, claims whatever lapsed.)
 local lapsed = nil
 local function lapsed_holders()
   if lapsed then return lapsed end
   lapsed = {}
   local now = now_ms()
+  local tenure = redis.call('HGET', P .. ':since', ME)
+  local since, span = nil, nil
+  if tenure then
+    local a, b = string.match(tenure, '^(%d+) (%d+)$')
+    since, span = tonumber(a), tonumber(b)
+  end
+  local seasoned = since == nil or now - since >= span
   for _, h in ipairs(redis.call('SMEMBERS', P .. ':holders')) do
     local until_ms = redis.call('ZSCORE', P .. ':replicas', h)
-    if not until_ms or tonumber(until_ms) < now then lapsed[#lapsed + 1] = h end
+    until_ms = until_ms and tonumber(until_ms)
+    if not until_ms then  -- it never held a lease (a tool's store): nothing to wait for
+      lapsed[#lapsed + 1] = h
+    elseif until_ms < now and (seasoned or since <= until_ms) then
+      lapsed[#lapsed + 1] = h
+    end
   end
   return lapsed
 end
@@ -416,6 +443,7 @@ local function settle_holders()
     if h ~= ME and redis.call('ZCARD', P .. ':running:' .. h) == 0
         and redis.call('ZCARD', P .. ':outbox:' .. h) == 0 then
       redis.call('SREM', P .. ':holders', h)
+      redis.call('HDEL', P .. ':since', h)
     end
   end
 end

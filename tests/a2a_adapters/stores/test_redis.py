@@ -45,6 +45,17 @@ LOOPS = ("asyncio", "trio")
 LEASE = 0.3
 
 
+async def alive(seconds: float, *stores: RedisStore) -> None:
+    """``seconds`` pass with ``stores`` renewing their leases as a live replica does."""
+    deadline = anyio.current_time() + seconds
+    while anyio.current_time() < deadline:
+        for store in stores:
+            await store.renew_lease()
+        await anyio.sleep(LEASE / 3)
+    for store in stores:
+        await store.renew_lease()
+
+
 def on(loop: str, scenario: Callable[[], Awaitable[None]]) -> None:
     anyio.run(scenario, backend=loop)
 
@@ -259,9 +270,8 @@ def test_a_run_is_taken_over_once_and_only_after_its_replicas_lease_lapsed(
             with_push = attrs.evolve(bump(running("t1")), push_configs=(config,))
             assert await b.commit([Put(with_push, 1)])
             assert await runner_of(a, "t1") == b"a"
-            await anyio.sleep(LEASE + 0.1)  # A stops renewing: it died
-            await b.renew_lease()
             await c.renew_lease()
+            await alive(LEASE + 0.1, b, c)  # A stops renewing: it died
             # B and C ask at once: exactly one of them takes the run over.
             taken: dict[str, list[str]] = {}
 
@@ -328,15 +338,13 @@ def test_notifications_are_taken_over_once_and_only_after_the_lease_lapsed(
             assert await a.commit([Put(first, 0, events, (("x", 1), ("x", 2)))])
             assert await a.commit([Sent("t1", "x", 1, attempts=2)])
             assert await claimed_notifications(b) == []  # A is alive: they are A's to send
-            await anyio.sleep(LEASE + 0.1)
-            await b.renew_lease()
             await c.renew_lease()
+            await alive(LEASE + 0.1, b, c)
             assert await claimed_notifications(b) == [("t1", "x", 1, 2), ("t1", "x", 2, 0)]
             assert await claimed_notifications(c) == []  # taken once
             # B delivers one; the other is still B's after a failed attempt.
             assert await b.commit([Sent("t1", "x", 1), Sent("t1", "x", 2, attempts=1)])
-            await anyio.sleep(LEASE + 0.1)  # now B dies too
-            await c.renew_lease()
+            await alive(LEASE + 0.1, c)  # now B dies too
             assert await claimed_notifications(c) == [("t1", "x", 2, 1)]
         finally:
             for store in (a, b, c):
@@ -381,8 +389,7 @@ def test_a_replica_is_told_when_another_owes_an_earlier_notification_of_a_webhoo
             # A replica that died still owes what it owed, until another claims it.
             last = attrs.evolve(bump(later), seq=4)
             assert await a.commit([Put(last, 2, (LoggedEvent(4, last.task),), (("x", 4),))])
-            await anyio.sleep(LEASE + 0.1)
-            await b.renew_lease()
+            await alive(LEASE + 0.1, b)
             assert await b.owed_elsewhere("t1", "x", 5)
             assert [n[2] for n in await claimed_notifications(b) if n[1] == "x"] == [4]
             assert not await b.owed_elsewhere("t1", "x", 5)
@@ -391,6 +398,33 @@ def test_a_replica_is_told_when_another_owes_an_earlier_notification_of_a_webhoo
             await b.aclose()
 
     anyio.run(scenario)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_after_redis_was_away_past_the_lease_no_live_replica_is_taken_for_dead(
+    loop: str, redis_url: str
+) -> None:
+    prefix = unique_prefix()
+
+    async def scenario() -> None:
+        a, b, c = (RedisStore(redis_url, prefix=prefix, replica=n, lease=LEASE) for n in "abc")
+        try:
+            for store in (a, b, c):
+                await store.renew_lease()
+            assert await a.commit([Put(running("t1"), 0)])
+            assert await c.commit([Put(running("t3"), 0)])
+            await anyio.sleep(LEASE + 0.1)  # Redis away: nobody renews, every lease lapses
+            await b.renew_lease()  # B is back first...
+            assert await claimed_runs(b) == []  # ...and takes nobody's runs: they may be alive
+            await a.renew_lease()  # A is alive; C died while Redis was away
+            await alive(LEASE + 0.1, a, b)  # B has held its lease for a whole one since
+            assert await claimed_runs(b) == ["t3"]  # so C, still lapsed, is dead; A is not
+            assert await runner_of(a, "t1") == b"a"
+        finally:
+            for store in (a, b, c):
+                await store.aclose()
+
+    on(loop, scenario)
 
 
 def test_claims_come_in_key_order_across_replicas(redis_url: str) -> None:
