@@ -69,9 +69,11 @@ bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks.run
 
 # The black-box suites (both adapters, the examples) with every engine on a SQLite file.
-# (Less the suites that choose their stores themselves: they ran once already.)
+# (Less the suites that choose their stores themselves, the command line's processes among
+# them: they ran once already.)
 OWN_STORES := --ignore=tests/a2a_adapters/stores --ignore=tests/a2a_adapters/test_crash.py \
-	--ignore=tests/a2a_adapters/test_durability.py --ignore=tests/a2a_adapters/test_replicas.py
+	--ignore=tests/a2a_adapters/test_durability.py --ignore=tests/a2a_adapters/test_replicas.py \
+	--ignore=tests/a2a_adapters/test_cli.py
 test-sqlite: $(DEV_STAMP)
 	A2A_TEST_STORE=sqlite $(BIN)/python -m pytest -p no:cacheprovider --no-cov $(OWN_STORES) \
 		tests/a2a_adapters tests/examples
