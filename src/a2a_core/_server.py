@@ -54,6 +54,9 @@ when it comes, call :meth:`Server.tick`. Tick once at start, too: the first tick
 the process before this one left in the store (tasks that expired meanwhile, tasks whose runs
 died with it, push notifications it still owed; the notifications of events decided while
 those are read wait for them, so that each webhook's go out in the order of their events).
+Store operations may be performed concurrently and answered in any order, even in another
+order than the store performed them (a read answered late is stale): the machine goes by
+versions and run numbers, never by the order of answers.
 
 Several servers (replicas) may share one store (``Server(..., shared=True)``). Each decides
 over the same records, and the versioned commits keep them from losing each other's writes;
@@ -104,6 +107,7 @@ from ._storage import (
     Write,
 )
 from ._streams import Advance, FollowTask, StreamCursor, advance, log_page, open_cursor, release
+from ._validation import not_found
 
 __all__ = [
     "Action",
@@ -254,6 +258,8 @@ class _Waiter:
     dispatch: Dispatch
     wait: AwaitTask
     version: int
+    #: The task's id as its client knows it (``wait.task_id`` is its store key).
+    shown_id: str
 
 
 @attrs.define
@@ -370,6 +376,10 @@ class Server:
         #: The streams holding a snapshot back until a time (see ``release``).
         self._held: dict[int, _Follower] = {}
         self._runs: dict[str, int] = {}
+        # Per task, this server's commits that write it and are not answered yet; and those
+        # tasks that moved meanwhile, to be looked at again once the last is (``_answered``).
+        self._writing: dict[str, set[int]] = {}
+        self._meanwhile: set[str] = set()
         self._tick_at: datetime | None = None
         self._ticking = False
         # The first tick sweeps whatever expired while no server ran, and settles the tasks
@@ -503,6 +513,8 @@ class Server:
         stopped). A ring that never came costs latency, never an event: whoever watches looks
         again."""
         self._known.pop(task_id, None)
+        if task_id in self._writing:
+            self._meanwhile.add(task_id)  # a commit of it under way here may start a run too late
         logged = tuple(events)
         last = logged[-1].seq if logged else 0
         for follower in list(self._followers.get(task_id, ())):
@@ -714,6 +726,8 @@ class Server:
                 decision = self.core.decide(job.input, snapshot, World(now, self._new_id))
                 if decision.writes:
                     job.decision = decision
+                    for key in _put_keys(decision):
+                        self._writing.setdefault(key, set()).add(op)
                     self._store(op, Commit(op, decision.writes))
                 else:
                     del self._jobs[op]
@@ -741,23 +755,56 @@ class Server:
             del self._jobs[op]  # an outbox write checks no version: it cannot conflict
             return
         assert isinstance(job, _Job)
+        assert job.decision is not None
+        again = self._answered(op, job.decision, ok)
         if ok:
             del self._jobs[op]
-            assert job.decision is not None
             self._finish(job, job.decision, None, now)
             self._remember(job.decision.writes)
+            self._look_again(again, now)
             return
         if isinstance(job.input, AgentOutput | AgentDone):
             self._known.pop(job.input.task_id, None)  # it was stale: read what won
+        self._look_again(again, now)
         job.attempts += 1
         if job.attempts >= MAX_ATTEMPTS:
             self._failed(op, f"its writes lost {MAX_ATTEMPTS} compare-and-set races in a row", now)
             return
         self._store(op, Read(op, self.core.needs(job.input)))  # decide again, on fresh data
 
+    def _answered(self, op: int, decision: Decision, ok: bool) -> set[str]:
+        """Commit ``op`` of ``decision`` was answered (``ok``: it went through, or failed).
+        A store may answer out of order: a commit that starts a run may be answered after
+        one that canceled or superseded that run (whose StopRun found nothing here to stop),
+        or after another server did so (whose doorbell found no run here to look at). So
+        the tasks it wrote that moved while it was under way (another commit of theirs was
+        answered first, or a doorbell rang), once no commit of theirs is under way here any
+        more, are returned: the runs here of those are looked at again."""
+        again: set[str] = set()
+        for key in _put_keys(decision):
+            writing = self._writing.get(key, set())
+            writing.discard(op)
+            if writing:
+                if ok:
+                    self._meanwhile.add(key)  # for the commits of it still under way
+                continue
+            self._writing.pop(key, None)
+            if key in self._meanwhile:
+                self._meanwhile.discard(key)
+                again.add(key)
+        return again
+
+    def _look_again(self, tasks: set[str], now: datetime) -> None:
+        for task_id in sorted(tasks):
+            if task_id in self._runs:
+                self._check(task_id, now)
+
     def _failed(self, op: int, why: str, now: datetime, *, unavailable: bool = False) -> None:
         """A store operation failed for good: say so to whoever waits on it."""
         job = self._jobs.pop(op)
+        if isinstance(job, _Job) and job.decision is not None:
+            # (A no-op unless it was its commit that failed.)
+            self._look_again(self._answered(op, job.decision, ok=False), now)
         match job:
             case _LogRead(exchange=stream):
                 follower = self._streams.get(stream)
@@ -838,14 +885,8 @@ class Server:
             self._reply(job.exchange, job.dispatch, decision, snapshot, now)
         for effect in decision.effects:
             match effect:
-                case StartRun(task_id=task_id, run=run):
-                    if self._closing:
-                        # Too late to start work: the task is failed with a record of why.
-                        self._start(_Job(AgentDone(task_id, run, error=RunAbandoned())), now)
-                    else:
-                        self._runs[task_id] = run
-                        self._touch(task_id)
-                        self._act(effect)
+                case StartRun():
+                    self._begin(effect, now)
                 case StopRun(task_id=task_id, run=run):
                     self._end_run(task_id, run)
                     self._act(effect)
@@ -858,6 +899,28 @@ class Server:
                     self._publish(record, events, settled, now)
                 case _:
                     assert_never(effect)
+
+    def _begin(self, start: StartRun, now: datetime) -> None:
+        """Start a run; this server keeps one run of a task, the latest it knows of."""
+        task_id, run = start.task_id, start.run
+        if self._closing:
+            # Too late to start work: the task is failed with a record of why.
+            self._start(_Job(AgentDone(task_id, run, error=RunAbandoned())), now)
+            return
+        current = self._runs.get(task_id)
+        if current is not None and current > run:
+            # A later run of the task began here already: the commit that started this one
+            # was answered after the one that superseded it (a store may answer out of
+            # order). It would never count: it is not started.
+            return
+        if current is not None and current < run:
+            # A run of this server's that another one superseded before this one heard of it
+            # (the decision's StopRun named the other server's run): stop it, or it would go
+            # on, forgotten here.
+            self._act(StopRun(task_id, current))
+        self._runs[task_id] = run
+        self._touch(task_id)
+        self._act(start)
 
     def _hand_out(self, push: Push, attempts: int = 0) -> None:
         """A :class:`Notify` for ``push``, unless one is out already (until it is reported)."""
@@ -975,14 +1038,14 @@ class Server:
                 if written:
                     # Our own write: the task settles only through later commits, whose
                     # effects come after these.
-                    version = written[-1].record.version
-                    self._listen(_Waiter(exchange, dispatch, wait, version))
+                    record = written[-1].record
+                    self._listen(_Waiter(exchange, dispatch, wait, record.version, record.task.id))
                 else:
                     # Decided from a snapshot (a re-sent message): the task may have settled
                     # since it was read. Listen, then look again.
                     found = snapshot.task if snapshot is not None else None
-                    version = found.version if found is not None else 0
-                    self._listen(_Waiter(exchange, dispatch, wait, version))
+                    version, shown = (found.version, found.task.id) if found else (0, wait.task_id)
+                    self._listen(_Waiter(exchange, dispatch, wait, version, shown))
                     op = next(self._ops)
                     self._jobs[op] = _Verify(exchange)
                     self._store(op, Read(op, Reads(task_id=wait.task_id)))
@@ -998,9 +1061,11 @@ class Server:
 
     def _verified(self, verify: _Verify, record: TaskRecord | None) -> None:
         waiter = self._exchanges.get(verify.exchange)
-        if waiter is None or record is None:
+        if waiter is None:
             return
-        if record.version > waiter.version and record.state.settled:
+        if record is None:
+            self._vanished(waiter)
+        elif record.version > waiter.version and record.state.settled:
             self._settled(waiter, record)
 
     def _check(self, task_id: str, now: datetime) -> None:
@@ -1018,10 +1083,12 @@ class Server:
         deleted, or another server started a run of its own over it) is stopped."""
         again = self._checking.pop(task_id, False)
         for waiter in list(self._waiters.get(task_id, ())):
-            if record is not None and record.version > waiter.version and record.state.settled:
+            if record is None:
+                self._vanished(waiter)
+            elif record.version > waiter.version and record.state.settled:
                 self._settled(waiter, record)
         run = self._runs.get(task_id)
-        if run is not None and (record is None or record.run != run or not record.running):
+        if run is not None and _superseded(run, record):
             self._end_run(task_id, run)
             self._act(StopRun(task_id, run))
         if again and (task_id in self._waiters or task_id in self._runs):
@@ -1032,6 +1099,16 @@ class Server:
         _discard(self._waiters, waiter.wait.task_id, waiter)
         self._touch(waiter.wait.task_id)
         reply = self.core.settled_reply(waiter.wait, record)
+        self._act(Answer(waiter.exchange, self.core.render(waiter.dispatch, reply)))
+
+    def _vanished(self, waiter: _Waiter) -> None:
+        """The task is gone before this server saw it settle: it settled on another server
+        and expired before this one looked (its bus was down that long). Nothing will settle
+        it now: the request is told the task is not found, as a read of it would be."""
+        self._exchanges.pop(waiter.exchange, None)
+        _discard(self._waiters, waiter.wait.task_id, waiter)
+        self._touch(waiter.wait.task_id)
+        reply = Fail(not_found(waiter.shown_id))
         self._act(Answer(waiter.exchange, self.core.render(waiter.dispatch, reply)))
 
     def _answer_error(self, exchange: int, why: str, unavailable: bool = False) -> None:
@@ -1149,6 +1226,20 @@ def _store_error(why: str, unavailable: bool) -> InternalError | UnavailableErro
     if unavailable:
         return UnavailableError(STORE_AWAY + "; retry shortly")
     return InternalError(f"Internal error: {why}; the failure was logged")
+
+
+def _put_keys(decision: Decision) -> set[str]:
+    return {w.record.id for w in decision.writes if isinstance(w, Put)}
+
+
+def _superseded(run: int, record: TaskRecord | None) -> bool:
+    """Whether ``record`` says run ``run`` of its task no longer counts: the task is gone, a
+    later run began, or this one ended. A record of an *earlier* run says nothing about it: it
+    was read before the commit that started this run, and answered after it (a store may
+    answer its operations out of order)."""
+    if record is None or record.run > run:
+        return True
+    return record.run == run and not record.running
 
 
 def _discard(table: "dict[str, list[Any]]", key: str, entry: object) -> None:

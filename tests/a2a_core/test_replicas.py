@@ -1,22 +1,17 @@
 """Several server machines over one shared store, as replicas over Redis are, with no event loop.
 
-:class:`Shared` plays what Redis does for replicas: one store, a doorbell for every task a
-commit changed (rung to the other servers that watch it), the run each commit starts owned by
-the server that made it, and leases (a server the test declares dead is one whose runs and
-notifications the next reader claims). The machines only see their :class:`Watch` and
-:class:`Unwatch` actions answered and :meth:`Server.changed` called, which is the whole contract
-an event bus has with them.
+:class:`~.replicas.Shared` plays what Redis does for replicas (one store, doorbells, run
+ownership and leases), and :class:`Replicas` performs their store operations inline. The
+machines only see their :class:`Watch` and :class:`Unwatch` actions answered and
+:meth:`Server.changed` called, which is the whole contract an event bus has with them.
 """
 
 import json
-from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
-import attrs
-
-from a2a_core import Core, CoreConfig, completed, working
-from a2a_core.store import Delete, MemoryTasks, Put, Reads, Snapshot, Write
+from a2a_core import Core, CoreConfig, TaskState, completed, working
+from a2a_core.store import MemoryTasks, Reads
 from a2a_core.transport import (
     Action,
     Answer,
@@ -30,60 +25,9 @@ from a2a_core.transport import (
     Watch,
 )
 
+from .replicas import Cluster, Shared, ids
 from .support import CARD, EPOCH
 from .test_server import message, rpc
-
-
-class Shared:
-    """One store for several servers: who committed what, who runs what, who is gone."""
-
-    def __init__(self) -> None:
-        self.tasks = MemoryTasks()
-        #: (server that committed, task key), in commit order: the doorbells still to ring.
-        self.rings: list[tuple[str, str]] = []
-        self.runner: dict[str, str] = {}
-        self.dead: set[str] = set()
-
-    def view(self, name: str) -> "View":
-        return View(self, name)
-
-
-@attrs.define
-class View:
-    """The shared store as server ``name`` calls it (a Redis store knows its replica too)."""
-
-    shared: Shared
-    name: str
-
-    def read(self, reads: Reads) -> Snapshot:
-        snapshot = self.shared.tasks.read(reads)
-        if reads.running is not None:
-            # A shared store hands out only the runs of servers that are gone, and claims them.
-            lapsed = tuple(
-                r for r in snapshot.running if self.shared.runner.get(r.id) in self.shared.dead
-            )
-            for record in lapsed:
-                self.shared.runner[record.id] = self.name
-            snapshot = attrs.evolve(snapshot, running=lapsed)
-        return snapshot
-
-    def commit(self, writes: Sequence[Write]) -> bool:
-        before = {
-            w.record.id: self.shared.tasks.read(Reads(task_id=w.record.id)).task
-            for w in writes
-            if isinstance(w, Put)
-        }
-        if not self.shared.tasks.commit(writes):
-            return False
-        for write in writes:
-            if isinstance(write, Put):
-                record, old = write.record, before[write.record.id]
-                if record.running and (old is None or not old.running or old.run != record.run):
-                    self.shared.runner[record.id] = self.name
-                self.shared.rings.append((self.name, record.id))
-            elif isinstance(write, Delete):
-                self.shared.rings.append((self.name, write.task_id))
-        return True
 
 
 class Replicas:
@@ -100,7 +44,7 @@ class Replicas:
                 Core(CoreConfig(**options)),
                 store=self.shared.view(n),
                 shared=True,
-                new_id=_ids(n),
+                new_id=ids(n),
                 reclaim_every=reclaim,
             )
             for n in names
@@ -175,11 +119,6 @@ class Replicas:
             if name not in self.shared.dead:
                 server.tick(self.now)
         self.pump()
-
-
-def _ids(prefix: str) -> Any:
-    count = iter(range(1, 10**9))
-    return lambda: f"{prefix}-{next(count)}"
 
 
 def state(result: dict[str, Any]) -> str:
@@ -338,3 +277,142 @@ def test_a_live_servers_runs_are_not_taken_over() -> None:
     number = replicas.receive("b", rpc("GetTask", {"id": task_id}))
     assert state(replicas.answer("b", number)["result"]) == "TASK_STATE_SUBMITTED"
     assert replicas.servers["a"].live_runs == 1
+
+
+# --- regressions the property test (test_replicas_property) found ------------------------------
+
+
+def test_a_request_waiting_on_a_task_that_settled_and_expired_unseen_is_told_it_is_gone() -> None:
+    replicas = Replicas("a", "b", task_ttl=timedelta(seconds=30))
+    replicas.tick(0)
+    task_id = started(replicas, mid="m-7")
+    # The same message again, on b, blocking: b waits on the task a runs.
+    number = replicas.receive("b", rpc("SendMessage", {"message": message("hi", "m-7")}))
+    replicas.dropping = True  # b's bus is down for longer than the task's time to live
+    replicas.output("a", completed("done"))
+    replicas.tick(31)  # the finished task expires, and goes
+    assert replicas.shared.tasks.read(Reads(task_id=task_id)).task is None
+    assert replicas.servers["b"].waiting == 1
+    replicas.dropping = False
+    for watched in sorted(replicas.watched["b"]):  # reconnected: b looks at what it watches
+        replicas.servers["b"].changed(watched, replicas.now)
+    replicas.pump()
+    # Nothing will settle it now: b says the task is not found (it waited for ever before).
+    assert replicas.answer("b", number)["error"]["code"] == -32001
+    assert replicas.servers["b"].waiting == 0
+    assert replicas.watched["b"] == set()
+
+
+def test_a_run_superseded_unheard_elsewhere_is_stopped_when_the_next_run_starts_here() -> None:
+    replicas = Replicas("a", "b")
+    replicas.tick(0)
+    task_id = started(replicas)  # run 1, on a
+    replicas.dropping = True  # a does not hear that b's follow-up superseded it with run 2
+    again = {"message": message("more", "m-2", taskId=task_id)}
+    replicas.receive(
+        "b", rpc("SendMessage", {**again, "configuration": {"returnImmediately": True}})
+    )
+    replicas.dropping = False
+    # A follow-up on a: its decision stops run 2 (b's) and starts run 3 here; run 1, which a
+    # still had, is stopped too (it went on, forgotten, before).
+    third = {"message": message("again", "m-3", taskId=task_id)}
+    replicas.receive(
+        "a", rpc("SendMessage", {**third, "configuration": {"returnImmediately": True}})
+    )
+    assert replicas.run_on("a").run == 3
+    assert StopRun(task_id, 1) in replicas.seen["a"]
+    assert replicas.servers["a"].live_runs == 1
+    assert StopRun(task_id, 2) in replicas.seen["b"]  # b heard a's commit: its run 2 stopped
+    assert replicas.servers["b"].live_runs == 0
+
+
+def started_on(cluster: Cluster, name: str = "a") -> str:
+    """A task created (non-blocking) on ``name``, whose run 1 goes on there; its id."""
+    cluster.send(name, "alice", "now", "hi", "m-1")
+    cluster.settle()
+    (task_id,) = cluster.owners
+    return task_id
+
+
+def test_a_stale_look_at_a_task_does_not_stop_the_run_that_began_here_since() -> None:
+    cluster = Cluster("ab")
+    cluster.settle()
+    task_id = started_on(cluster)
+    a = cluster["a"]
+    cluster.changed("a", task_id)  # a doorbell: a reads the task...
+    (look,) = a.pending
+    cluster.perform("a", look)  # ...which the store reads now (run 1), answering slowly
+    cluster.send("a", "alice", "now", "more", "m-2", taskId=task_id)
+    cluster.settle(holding=("a", look))  # the follow-up goes through: run 2 goes on here
+    assert sorted(a.runs) == [(task_id, 2)]
+    cluster.complete("a", look)  # the stale answer: the task as it was before run 2
+    assert StopRun(task_id, 2) not in a.seen  # (it stopped run 2, leaving the task working)
+    assert sorted(a.runs) == [(task_id, 2)]
+    assert a.server.live_runs == 1
+
+
+def test_a_run_whose_commit_is_answered_after_a_later_runs_is_not_started() -> None:
+    cluster = Cluster("ab")
+    cluster.settle()
+    cluster.send("a", "alice", "now", "hi", "m-1")
+    a = cluster["a"]
+    cluster.complete("a", min(a.pending))  # decided: the task is created with run 1...
+    (create,) = a.pending
+    cluster.perform("a", create)  # ...and stored, but the store's answer is slow
+    (task_id,) = cluster.owners
+    # Meanwhile the client (who learned of the task elsewhere: a re-send on b) follows up.
+    cluster.send("a", "alice", "now", "more", "m-2", taskId=task_id)
+    cluster.settle(holding=("a", create))
+    assert sorted(a.runs) == [(task_id, 2)]
+    cluster.complete("a", create)  # the late answer: run 1 no longer counts
+    cluster.settle()
+    assert [s.run for s in a.seen if isinstance(s, StartRun)] == [2]
+    assert sorted(a.runs) == [(task_id, 2)]
+    assert a.server.live_runs == 1  # (run 2 was forgotten, and run 1 stopped, before)
+
+
+def test_a_run_canceled_before_its_commit_is_answered_is_stopped_once_it_starts() -> None:
+    cluster = Cluster("ab")
+    cluster.settle()
+    task_id = started_on(cluster)
+    a = cluster["a"]
+    cluster.send("a", "alice", "now", "more", "m-2", taskId=task_id)
+    cluster.complete("a", min(a.pending))  # decided: a follow-up, with run 2...
+    (follow_up,) = a.pending
+    cluster.perform("a", follow_up)  # ...stored, but the store's answer is slow
+    cancel = cluster.request("a", "alice", "CancelTask", {"id": task_id})
+    cluster.settle(holding=("a", follow_up))  # the cancel goes through, and is answered
+    assert cluster.answer(cancel)["result"]["status"]["state"] == "TASK_STATE_CANCELED"
+    cluster.complete("a", follow_up)  # the late answer starts run 2, of a canceled task...
+    cluster.settle()
+    assert [s.run for s in a.seen if isinstance(s, StartRun)] == [1, 2]
+    assert StopRun(task_id, 2) in a.seen  # ...which a looks at again, and stops
+    assert not a.runs
+    assert a.server.live_runs == 0
+    record = cluster.task(task_id)
+    assert record is not None
+    assert record.state is TaskState.CANCELED
+
+
+def test_a_run_superseded_elsewhere_before_its_commit_is_answered_is_stopped() -> None:
+    cluster = Cluster("ab")
+    cluster.settle()
+    task_id = started_on(cluster)
+    a = cluster["a"]
+    stream = cluster.request("a", "alice", "SubscribeToTask", {"id": task_id})
+    cluster.settle()  # a keeps watching the task throughout, for its stream
+    cluster.send("a", "alice", "now", "more", "m-2", taskId=task_id)
+    cluster.complete("a", min(a.pending))  # decided: a follow-up, with run 2...
+    (follow_up,) = a.pending
+    cluster.perform("a", follow_up)  # ...stored, but the store's answer is slow
+    # Meanwhile a follow-up on b supersedes run 2 with run 3; a hears its doorbell.
+    cluster.send("b", "alice", "now", "again", "m-3", taskId=task_id)
+    cluster.settle(holding=("a", follow_up))
+    cluster.complete("a", follow_up)  # the late answer starts run 2, which no longer counts...
+    cluster.settle()
+    assert StopRun(task_id, 2) in a.seen  # ...which a looks at again, and stops
+    assert not a.runs
+    assert a.server.live_runs == 0
+    assert sorted(cluster["b"].runs) == [(task_id, 3)]
+    assert a.server.following(task_id) == 1  # the stream goes on
+    assert cluster.replies(stream)
