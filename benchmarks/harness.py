@@ -4,7 +4,9 @@ Each server runs in its own process on 127.0.0.1, started and stopped here, so a
 never measures one server while the other is busy.
 """
 
+import json
 import os
+import platform
 import socket
 import sqlite3
 import subprocess
@@ -13,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +197,24 @@ def rpc_body(method: str, params: Any, rpc_id: int | str = 1) -> dict[str, Any]:
 
 def message(text: str, message_id: str) -> dict[str, Any]:
     return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}
+
+
+def write_results(
+    out: Path, *, started: float, quick: bool, rows: list[Any], targets: list[Any]
+) -> dict[str, Any]:
+    """A run's results as JSON at ``out``, with the machine it ran on; returns them."""
+    results = {
+        "machine": {
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        },
+        "seconds": round(time.monotonic() - started, 1),
+        "quick": quick,
+        "rows": rows,
+        "targets": targets,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    return results

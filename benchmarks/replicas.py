@@ -34,15 +34,12 @@ uses it; its figures mean little). ``benchmarks.run`` runs it as its ``replicas`
 import argparse
 import asyncio
 import json
-import os
-import platform
 import re
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +57,7 @@ from benchmarks.harness import (
     processes,
     rpc_body,
     stored_bytes,
+    write_results,
 )
 from benchmarks.load import http_request
 from tests.a2a_adapters.redis_server import RedisServer
@@ -508,16 +506,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(cpu_report(found))
     judged = targets(found)
     print(target_report(judged))
-    results = {
-        "machine": _machine(),
-        "seconds": round(time.monotonic() - started, 1),
-        "quick": args.quick,
-        "rows": found,
-        "targets": judged,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
-    return results
+    return write_results(args.out, started=started, quick=args.quick, rows=found, targets=judged)
 
 
 def run(sizes: Sizes, parts: Sequence[str] = PARTS) -> list[Row]:
@@ -527,15 +516,6 @@ def run(sizes: Sizes, parts: Sequence[str] = PARTS) -> list[Row]:
     if found:
         found[0]["setup"] = {"commands": measured["commands"], "redis": measured["redis"]}
     return found
-
-
-def _machine() -> dict[str, Any]:
-    return {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "when": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
 
 
 if __name__ == "__main__":

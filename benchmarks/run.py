@@ -14,14 +14,10 @@ mean little).
 """
 
 import argparse
-import json
-import os
-import platform
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,7 +26,7 @@ import anyio
 
 from benchmarks import calls, replicas
 from benchmarks.fanout import fanout
-from benchmarks.harness import SERVERS, SQLITE_SERVERS, server, stored_bytes
+from benchmarks.harness import SERVERS, SQLITE_SERVERS, server, stored_bytes, write_results
 from benchmarks.inprocess import run_in_subprocess
 from benchmarks.load import LoadResult
 
@@ -415,15 +411,6 @@ def target_report(found: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def machine() -> dict[str, Any]:
-    return {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "cpus": os.cpu_count(),
-        "when": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-
-
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
@@ -452,16 +439,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(replicas.cpu_report(replica_rows))
         print()
     print(target_report(found))
-    results = {
-        "machine": machine(),
-        "seconds": round(time.monotonic() - started, 1),
-        "quick": args.quick,
-        "rows": rows,
-        "targets": found,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
-    return results
+    return write_results(args.out, started=started, quick=args.quick, rows=rows, targets=found)
 
 
 if __name__ == "__main__":
