@@ -218,3 +218,21 @@ def write_results(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")
     return results
+
+
+def figure(value: Any) -> str:
+    """A measured figure as the tables print it: three significant digits or so."""
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def target_report(judged: list[dict[str, Any]]) -> str:
+    """A line per target: met or MISSED, with what was measured against the goal."""
+    lines = []
+    for t in judged:
+        mark = "met   " if t["met"] else "MISSED"
+        lines.append(f"{mark} {t['target']}: {t['measured']:.2f} (goal {t['goal']})")
+    return "\n".join(lines)

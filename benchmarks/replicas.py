@@ -52,11 +52,13 @@ from benchmarks.harness import (
     Launch,
     Served,
     cpu_seconds,
+    figure,
     free_port,
     machine_busy_seconds,
     processes,
     rpc_body,
     stored_bytes,
+    target_report,
     write_results,
 )
 from benchmarks.load import http_request
@@ -435,22 +437,6 @@ def targets(found: list[Row]) -> list[dict[str, Any]]:
     ]
 
 
-def target_report(judged: list[dict[str, Any]]) -> str:
-    lines = []
-    for t in judged:
-        mark = "met   " if t["met"] else "MISSED"
-        lines.append(f"{mark} {t['target']}: {t['measured']:.2f} (goal {t['goal']})")
-    return "\n".join(lines)
-
-
-def _figure(value: Any) -> str:
-    if value is None:
-        return "-"
-    if value >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
-
-
 def report(found: list[Row]) -> str:
     """The table: each figure, ours/sdk where both were measured, and its command."""
     head = f"| {'benchmark':<58} | {'unit':<5} | {'ours':>8} | {THEIRS:>8} | ours/sdk | command"
@@ -459,8 +445,8 @@ def report(found: list[Row]) -> str:
         ours, theirs = r.get("ours"), r.get(THEIRS)
         ratio = f"{ours / theirs:.3f}x" if ours is not None and theirs else "-"
         lines.append(
-            f"| {r['benchmark']:<58} | {r['unit']:<5} | {_figure(ours):>8} | "
-            f"{_figure(theirs):>8} | {ratio:>8} | `{r['command']}`"
+            f"| {r['benchmark']:<58} | {r['unit']:<5} | {figure(ours):>8} | "
+            f"{figure(theirs):>8} | {ratio:>8} | `{r['command']}`"
         )
     return "\n".join(lines)
 

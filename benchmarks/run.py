@@ -26,7 +26,15 @@ import anyio
 
 from benchmarks import calls, replicas
 from benchmarks.fanout import fanout
-from benchmarks.harness import SERVERS, SQLITE_SERVERS, server, stored_bytes, write_results
+from benchmarks.harness import (
+    SERVERS,
+    SQLITE_SERVERS,
+    figure,
+    server,
+    stored_bytes,
+    target_report,
+    write_results,
+)
 from benchmarks.inprocess import run_in_subprocess
 from benchmarks.load import LoadResult
 
@@ -293,14 +301,6 @@ SCENARIOS: dict[str, Callable[[Sizes], list[Row]]] = {
 # --- the report -------------------------------------------------------------------------------
 
 
-def _figure(value: Any) -> str:
-    if value is None:
-        return "-"
-    if value >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
-
-
 Ratios = dict[str, tuple[str, str]]
 
 
@@ -319,9 +319,7 @@ def report(
     head += "".join(f" {h:>{w}} |" for h, w in zip(ratios, ratio_widths, strict=True))
     lines = [head, "|" + "|".join("-" * len(p) for p in head.split("|")[1:-1]) + "|"]
     for r in rows:
-        cells = "".join(
-            f" {_figure(r.get(c)):>{w}} |" for c, w in zip(columns, widths, strict=True)
-        )
+        cells = "".join(f" {figure(r.get(c)):>{w}} |" for c, w in zip(columns, widths, strict=True))
         for (ours_column, theirs_column), w in zip(ratios.values(), ratio_widths, strict=True):
             ours, theirs = r.get(ours_column), r.get(theirs_column)
             ratio = f"{ours / theirs:.2f}x" if ours is not None and theirs else "-"
@@ -401,14 +399,6 @@ def targets(rows: list[Row]) -> list[dict[str, Any]]:
                 check(name, r[column], "<= 1.2", r[column] <= 1.2)
     found += replicas.targets(replica_rows)
     return found
-
-
-def target_report(found: list[dict[str, Any]]) -> str:
-    lines = []
-    for t in found:
-        mark = "met   " if t["met"] else "MISSED"
-        lines.append(f"{mark} {t['target']}: {t['measured']:.2f} (goal {t['goal']})")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
