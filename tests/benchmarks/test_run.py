@@ -117,6 +117,10 @@ def test_replicas_measured_ours_and_the_sdk(replica_results: dict[str, Any]) -> 
     assert latency[run.THEIRS] > 0
     for measured in latency["detail"].values():
         assert measured["complete"], measured  # every update reached the other replica
+    # The floor under ours, on the same Redis: the bare doorbell, through coredis and raw.
+    bare = [r for r in rows if "a bare PUBLISH" in r["benchmark"]]
+    assert {r["detail"]["client"] for r in bare} == {"coredis", "raw"}
+    assert all(r["ours"] > 0 for r in bare)
     sends = {r["benchmark"]: r for r in rows if r["unit"] == "req/s"}
     size = replicas.Sizes(quick=True)
     for label in (
