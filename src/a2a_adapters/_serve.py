@@ -15,7 +15,7 @@ from typing import Any, Literal
 import attrs
 
 from a2a_core import Agent, Core, CoreConfig, ErrorMapping
-from a2a_core.card import AgentCard, AgentSkill, SecurityRequirement
+from a2a_core.card import AgentCard, AgentCardSignature, AgentSkill, SecurityRequirement
 from a2a_core.store import AsyncStore
 
 from ._agents import AgentRegistry
@@ -124,6 +124,7 @@ def build_engine(
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
+    card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -139,7 +140,9 @@ def build_engine(
     ``max_json_items``, ``max_message_parts``, ``max_task_messages``) and
     ``direct_reply_window`` (seconds a streamed send holds its task for a direct reply) are the
     :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
-    ``"rerun"``: what becomes of a task whose run a restart cut).
+    ``"rerun"``: what becomes of a task whose run a restart cut). ``card_signer`` signs every
+    card served (an :class:`a2a_adapters.signing.CardSigner`; one with a ``jwks_bytes`` method
+    also has its public keys served at ``/.well-known/jwks.json``).
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -167,6 +170,8 @@ def build_engine(
         max_message_parts=max_message_parts,
         max_task_messages=max_task_messages,
         direct_reply_window=direct_reply_window,
+        card_signer=card_signer,
+        card_jwks=_jwks_of(card_signer),
     )
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
     return Engine(
@@ -207,6 +212,7 @@ def serve(
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
+    card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
     sock: socket.socket | None = None,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
@@ -262,6 +268,7 @@ def serve(
             max_message_parts=max_message_parts,
             max_task_messages=max_task_messages,
             direct_reply_window=direct_reply_window,
+            card_signer=card_signer,
         )
     finally:
         close = getattr(opened, "close", None)
@@ -347,6 +354,12 @@ def _checked_auth(auth: Sequence[Authenticator]) -> Sequence[Authenticator]:
                 f"got a {type(each).__name__}"
             )
     return auth
+
+
+def _jwks_of(signer: object) -> bytes | None:
+    """The JWKS a signer publishes for its signatures' ``jku``, if it has one."""
+    jwks = getattr(signer, "jwks_bytes", None)
+    return jwks() if callable(jwks) else None
 
 
 def _seconds(value: float, name: str) -> float:
