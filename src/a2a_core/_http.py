@@ -140,9 +140,12 @@ class HttpFront:
         """The HTTP response for a call's final reply, in the binding it came in."""
         return self._encoder.render(dispatch, reply)
 
-    def stream_headers(self) -> tuple[tuple[str, str], ...]:
-        """The headers of an event-stream response."""
-        return SSE_HEADERS
+    def stream_headers(self, dispatch: Dispatch | None = None) -> tuple[tuple[str, str], ...]:
+        """The headers of an event-stream response (for ``dispatch``: with the extensions
+        active for it)."""
+        if dispatch is None:
+            return SSE_HEADERS
+        return (*SSE_HEADERS, *self._encoder.extension_headers(dispatch))
 
     def render_event(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
         """One SSE frame of a stream's event (empty where the dialect has no such event)."""
