@@ -17,6 +17,7 @@ MODULES = {
     "asyncio": frozenset({"quart", "werkzeug", "uvicorn", "httptools", "anyio", "httpx"}),
     "trio": frozenset({"trio", "hypercorn", "quart_trio"}),
     "signing": frozenset({"jwt", "cryptography"}),
+    "oidc": frozenset({"jwt", "cryptography"}),
 }
 
 

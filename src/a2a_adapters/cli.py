@@ -140,6 +140,40 @@ def _parser() -> argparse.ArgumentParser:
         help="accept 'X-API-Key: KEY' as principal NAME (repeatable)",
     )
     run.add_argument(
+        "--jwt-issuer",
+        metavar="URL",
+        help="accept bearer JWTs from this issuer (OpenID Connect: its keys are found through "
+        "URL/.well-known/openid-configuration unless --jwt-jwks-url names them; needs the oidc "
+        "extra)",
+    )
+    run.add_argument(
+        "--jwt-audience",
+        action="append",
+        default=[],
+        metavar="AUDIENCE",
+        help="the audience a JWT must name (repeatable: any one of them; needed with --jwt-issuer)",
+    )
+    run.add_argument("--jwt-jwks-url", metavar="URL", help="where the issuer's JWKS is")
+    run.add_argument(
+        "--jwt-claim",
+        default="sub",
+        metavar="CLAIM",
+        help="the JWT claim that names the principal (default: sub)",
+    )
+    run.add_argument(
+        "--jwt-leeway",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="clock skew allowed on a JWT's exp, nbf and iat (default: 30)",
+    )
+    run.add_argument(
+        "--extended-card",
+        metavar="MODULE:OBJECT|FILE.json",
+        help="the extended agent card, served to authenticated callers (GetExtendedAgentCard); "
+        "needs --auth-token, --api-key or --jwt-issuer",
+    )
+    run.add_argument(
         "--no-streaming",
         action="store_true",
         help="do not offer SendStreamingMessage and SubscribeToTask",
@@ -342,23 +376,46 @@ def _authenticators(args: argparse.Namespace) -> list[Authenticator]:
         found.append(BearerTokens(_pairs("--auth-token", args.auth_token)))
     if args.api_key:
         found.append(ApiKeys(_pairs("--api-key", args.api_key)))
+    if args.jwt_issuer:
+        found.append(_jwt_bearer(args))
+    elif args.jwt_audience or args.jwt_jwks_url:
+        _fail("--jwt-audience and --jwt-jwks-url go with --jwt-issuer URL")
     return found
 
 
-def _load_card(spec: str) -> AgentCard:
+def _jwt_bearer(args: argparse.Namespace) -> Authenticator:
+    if not args.jwt_audience:
+        _fail("--jwt-issuer needs --jwt-audience: the audience its tokens must be for")
+    try:
+        from .oidc import JwtBearer
+    except MissingExtra as missing:
+        _fail(str(missing))
+    try:
+        return JwtBearer(
+            args.jwt_issuer,
+            args.jwt_audience,
+            jwks_url=args.jwt_jwks_url,
+            claim=args.jwt_claim,
+            leeway=args.jwt_leeway,
+        )
+    except ValueError as error:
+        _fail(f"--jwt-issuer: {error}")
+
+
+def _load_card(spec: str, option: str = "--card") -> AgentCard:
     path = Path(spec)
     if path.suffix == ".json":
         try:
             return V1Codec().decode(AgentCard, json.loads(path.read_text()), "card")
         except OSError as error:
-            _fail(f"--card {spec}: {error.strerror}")
+            _fail(f"{option} {spec}: {error.strerror}")
         except ValueError as error:
-            _fail(f"--card {spec}: not JSON ({error})")
+            _fail(f"{option} {spec}: not JSON ({error})")
         except A2AError as error:
-            _fail(f"--card {spec}: not a v1.0 agent card ({error.message})")
-    card = _load(spec, "--card")
+            _fail(f"{option} {spec}: not a v1.0 agent card ({error.message})")
+    card = _load(spec, option)
     if not isinstance(card, AgentCard):
-        _fail(f"--card {spec}: expected an AgentCard, got {type(card).__name__}")
+        _fail(f"{option} {spec}: expected an AgentCard, got {type(card).__name__}")
     return card
 
 
@@ -452,6 +509,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         _check_trio()
     agent = _load(args.agent, "agent")
     card = _load_card(args.card) if args.card else None
+    extended = _load_card(args.extended_card, "--extended-card") if args.extended_card else None
     signer = _card_signer(args)
     if args.workers > 1:
         if args.store.partition(":")[0] not in SHARED_STORES:
@@ -470,6 +528,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             store=args.store,
             public_url=args.public_url,
             auth=_authenticators(args),
+            extended_card=extended,
             task_ttl=args.task_ttl,
             streaming=not args.no_streaming,
             push=not args.no_push,
