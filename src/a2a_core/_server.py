@@ -88,11 +88,13 @@ from ._effects import (
     StartRun,
     StopRun,
 )
-from ._errors import InternalError, UnavailableError
+from ._errors import A2AError, InternalError, UnavailableError
+from ._exchange import Binding
 from ._http import Dispatch, HttpRequest, HttpResponse
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Rerun, Tick, World
 from ._records import TaskRecord
 from ._sends import last_user_message
+from ._sse import KEEPALIVE
 from ._storage import (
     Delete,
     LoggedEvent,
@@ -127,6 +129,8 @@ __all__ = [
 MAX_ATTEMPTS = 16
 #: After an expiry sweep failed, how long before the next try.
 TICK_RETRY = timedelta(seconds=1)
+#: What a gRPC stream's client is told when the server stops (an SSE client just reconnects).
+_STOPPING = "The server is stopping; subscribe to the task again"
 #: What a client is told while the store cannot be reached.
 STORE_AWAY = "The task store is unavailable"
 #: How many tasks a restart's recovery reads at a time.
@@ -166,23 +170,28 @@ class Answer:
 @attrs.frozen
 class StreamOpened:
     """Exchange ``exchange`` is answered with a stream: send this head and ``frames`` now;
-    later frames come as :class:`Frames`. ``ended``: the stream is complete already."""
+    later frames come as :class:`Frames`. ``ended``: the stream is complete already (then send
+    ``trailers`` after the frames). ``keepalive`` is what to send after a long silence (an SSE
+    comment; nothing on gRPC, whose keep-alive is HTTP/2's own PING)."""
 
     exchange: int
     status: int
     headers: tuple[tuple[str, str], ...]
     frames: tuple[bytes, ...]
     ended: bool
+    trailers: tuple[tuple[str, str], ...] = ()
+    keepalive: bytes = KEEPALIVE
 
 
 @attrs.frozen
 class Frames:
     """More of the streamed response to exchange ``exchange`` (in order); ``ended``: send nothing
-    more, close it."""
+    more but ``trailers`` (gRPC's status), and close it."""
 
     exchange: int
     frames: tuple[bytes, ...]
     ended: bool
+    trailers: tuple[tuple[str, str], ...] = ()
 
 
 @attrs.frozen
@@ -592,7 +601,10 @@ class Server:
         a record of why. Runs under way may still finish (see :meth:`abandon_runs`)."""
         self._closing = True
         for follower in list(self._streams.values()):
-            self._end(follower, ())
+            # An SSE client resumes with Last-Event-ID; a gRPC stream has no such thing, and
+            # ending it OK would say the task is done: it hears to call again (UNAVAILABLE).
+            grpc = follower.dispatch.binding is Binding.GRPC
+            self._end(follower, (), UnavailableError(_STOPPING) if grpc else None)
         self._settle(now)
 
     def abandon_runs(self, now: datetime) -> None:
@@ -814,7 +826,7 @@ class Server:
                         if unavailable
                         else InternalError("The stream failed: the server could not read the task")
                     )
-                    self._end(follower, (self.core.render_stream_error(follower.dispatch, error),))
+                    self._end(follower, (), error)
             case _Verify(exchange=exchange):
                 self._answer_error(exchange, why, unavailable)
             case _Check(task_id=task_id):
@@ -1140,15 +1152,18 @@ class Server:
         step = open_cursor(opened)
         follower = _Follower(exchange, dispatch, step.cursor)
         frames = self._render(follower, step.frames)
-        headers = self.core.stream_headers()
+        headers = self.core.stream_headers(dispatch)
+        keepalive = b"" if dispatch.binding is Binding.GRPC else KEEPALIVE
         if step.cursor.done:
-            self._act(StreamOpened(exchange, 200, headers, frames, ended=True))
+            tail, trailers = self.core.stream_end(dispatch)
+            frames += tail
+            self._act(StreamOpened(exchange, 200, headers, frames, True, trailers, keepalive))
             return
         self._streams[exchange] = follower
         self._followers.setdefault(opened.task_id, []).append(follower)
         self._touch(opened.task_id)
         self._moved(follower, step.cursor)
-        self._act(StreamOpened(exchange, 200, headers, frames, ended=False))
+        self._act(StreamOpened(exchange, 200, headers, frames, False, keepalive=keepalive))
         # Events may have been committed since the decision's snapshot: the log has them.
         self._read_log(follower, now)
 
@@ -1183,8 +1198,11 @@ class Server:
                 self.stalls += 1
                 follower.behind = True  # it reads the log once what it has is sent
 
-    def _end(self, follower: _Follower, frames: tuple[bytes, ...]) -> None:
-        self._act(Frames(follower.exchange, frames, ended=True))
+    def _end(
+        self, follower: _Follower, frames: tuple[bytes, ...], error: A2AError | None = None
+    ) -> None:
+        tail, trailers = self.core.stream_end(follower.dispatch, error)
+        self._act(Frames(follower.exchange, frames + tail, ended=True, trailers=trailers))
         self.client_left(follower.exchange)
 
     def _read_log(self, follower: _Follower, now: datetime) -> None:
