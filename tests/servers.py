@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
 
+import attrs
 import trio
 from quart import Quart
 
@@ -64,15 +65,54 @@ def serving(engine: Engine) -> Iterator[str]:
         yield url
 
 
+@attrs.frozen
+class GrpcServer:
+    """A server with the gRPC binding: its base URL, its gRPC target, its engine."""
+
+    url: str
+    target: str
+    engine: Engine
+
+
+@contextmanager
+def running_grpc_server(
+    agent: Agent | Mapping[str, Agent],
+    *,
+    card: AgentCard | None = None,
+    same_port: bool = False,
+    **options: Any,
+) -> Iterator[GrpcServer]:
+    """Serve ``agent`` with the gRPC binding too (on its own port, or with ``same_port``, on
+    trio only, on the HTTP port as h2c); ``options`` go to ``build_engine``."""
+    if same_port and ADAPTER != "trio":
+        raise ValueError("only hypercorn (trio) serves HTTP/1.1 and HTTP/2 on one port")
+    sock = bind_socket("127.0.0.1", 0)
+    grpc_sock = None if same_port else bind_socket("127.0.0.1", 0)
+    grpc_port = (grpc_sock or sock).getsockname()[1]
+    engine = build_engine(agent, card=card, grpc_port=grpc_port, **options)
+    try:
+        with running_app(create_app(engine), sock=sock, grpc_sock=grpc_sock) as url:
+            yield GrpcServer(url, f"127.0.0.1:{grpc_port}", engine)
+    finally:
+        if grpc_sock is not None:
+            grpc_sock.close()
+
+
 @contextmanager
 def running_app(
-    app: Quart, *, limits: ConnectionLimits = DEFAULT_LIMITS, graceful_timeout: float = 5.0
+    app: Quart,
+    *,
+    limits: ConnectionLimits = DEFAULT_LIMITS,
+    graceful_timeout: float = 5.0,
+    sock: socket.socket | None = None,
+    grpc_sock: socket.socket | None = None,
 ) -> Iterator[str]:
-    """Serve any Quart (or QuartTrio) ``app`` on a free port of 127.0.0.1; yield its base URL.
+    """Serve any Quart (or QuartTrio) ``app`` on a free port of 127.0.0.1 (or on ``sock``);
+    yield its base URL.
 
-    ``limits`` and ``graceful_timeout`` go to the adapter's ``serve_app``.
+    ``limits``, ``graceful_timeout`` and ``grpc_sock`` go to the adapter's ``serve_app``.
     """
-    sock = bind_socket("127.0.0.1", 0)
+    sock = sock or bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     stop: Callable[[], None] | None = None
     started = threading.Event()
@@ -95,6 +135,7 @@ def running_app(
                 shutdown_trigger=event.wait,
                 limits=limits,
                 graceful_timeout=graceful_timeout,
+                grpc_sock=grpc_sock,
             )
 
         asyncio.run(main())
@@ -115,6 +156,7 @@ def running_app(
                 shutdown_trigger=event.wait,
                 limits=limits,
                 graceful_timeout=graceful_timeout,
+                grpc_sock=grpc_sock,
             )
 
         trio.run(main)

@@ -141,11 +141,6 @@ async def _send_response(response: HttpResponse, send: Send, takes_trailers: boo
         await send({"type": "http.response.start", "status": response.status, "headers": headers})
         await send({"type": "http.response.body", "body": response.body})
         return
-    if not response.body and response.status == 200:
-        # gRPC's "trailers-only" response: one HEADERS frame that ends the stream.
-        headers = _encoded(response.headers) + trailers
-        await send({"type": "http.response.trailers", "headers": headers, "more_trailers": False})
-        return
     start = {"type": "http.response.start", "status": response.status, "trailers": True}
     await send({**start, "headers": _encoded(response.headers)})
     await send({"type": "http.response.body", "body": response.body})

@@ -16,6 +16,7 @@ import attrs
 
 from a2a_core import Agent, Core, CoreConfig, ErrorMapping
 from a2a_core.card import AgentCard, AgentSkill, SecurityRequirement
+from a2a_core.grpc import PayloadCodec
 from a2a_core.store import AsyncStore
 
 from ._agents import AgentRegistry
@@ -124,6 +125,7 @@ def build_engine(
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
+    grpc_port: int | None = None,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -139,7 +141,9 @@ def build_engine(
     ``max_json_items``, ``max_message_parts``, ``max_task_messages``) and
     ``direct_reply_window`` (seconds a streamed send holds its task for a direct reply) are the
     :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
-    ``"rerun"``: what becomes of a task whose run a restart cut).
+    ``"rerun"``: what becomes of a task whose run a restart cut). ``grpc_port`` serves the gRPC
+    binding too (the ``grpc`` extra), and the card lists it at that port; the server is to
+    listen there (``serve_app``'s ``grpc_sock``, or its own port on trio).
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -167,10 +171,11 @@ def build_engine(
         max_message_parts=max_message_parts,
         max_task_messages=max_task_messages,
         direct_reply_window=direct_reply_window,
+        grpc_port=grpc_port,
     )
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
     return Engine(
-        Core(config),
+        Core(config, grpc=_grpc_payloads() if grpc_port is not None else None),
         store if store is not None else MemoryStore(),  # an empty store is falsy
         registry,
         auth=auth,
@@ -178,6 +183,12 @@ def build_engine(
         keepalive_seconds=keepalive_seconds,
         shutdown_grace=shutdown_grace,
     )
+
+
+def _grpc_payloads() -> PayloadCodec:
+    from .grpc import ProtoPayloads  # the grpc extra: without it, MissingExtra names it
+
+    return ProtoPayloads()
 
 
 def serve(
@@ -208,6 +219,7 @@ def serve(
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
     sock: socket.socket | None = None,
+    grpc_port: int | None = None,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
@@ -231,9 +243,23 @@ def serve(
     listened on raises :class:`OSError` naming it. ``sock``, a socket listening already
     (inherited from a supervisor such as ``serve --workers``, or systemd), is served on instead
     of binding ``host`` and ``port``.
+
+    ``grpc_port`` serves the gRPC binding (``lf.a2a.v1.A2AService``, the ``grpc`` extra) on that
+    port of ``host`` too (0: any free port), and the card lists it. On trio it may be ``port``
+    itself: hypercorn speaks HTTP/1.1 and HTTP/2 (h2c, prior knowledge) on one port. On
+    asyncio it needs a port of its own (uvicorn has no HTTP/2): hypercorn listens there, in the
+    same loop.
     """
     _check_loop(loop)
     _check_address(host, port)
+    if grpc_port is not None:
+        _check_address(host, grpc_port)
+        _grpc_payloads()  # the extra is there, or MissingExtra says which to install
+        if loop == "asyncio" and grpc_port == port and port != 0:
+            raise ValueError(
+                f"grpc_port {grpc_port} is the HTTP port: on asyncio gRPC needs a port of its "
+                "own (uvicorn has no HTTP/2); pick another, or serve on trio (loop='trio')"
+            )
     opened = open_store(store) if isinstance(store, str) else None
     given = store if not isinstance(store, str) else None
     try:
@@ -262,6 +288,7 @@ def serve(
             max_message_parts=max_message_parts,
             max_task_messages=max_task_messages,
             direct_reply_window=direct_reply_window,
+            grpc_port=grpc_port,
         )
     finally:
         close = getattr(opened, "close", None)
@@ -278,10 +305,38 @@ def _serve_with(
     limits: ConnectionLimits,
     **settings: Any,
 ) -> None:
-    engine = build_engine(agent, card=card, store=store, **settings)
+    grpc_port: int | None = settings.pop("grpc_port", None)
+    build_engine(agent, card=card, store=store, **settings)  # every setting checked, first
     raise_fd_limit()  # before the cap is derived from it, and before the line that says we are up
     sock = _listen(*where) if isinstance(where, tuple) else where
     bound_host, bound_port = sock.getsockname()[:2]
+    grpc_sock = None
+    try:
+        asked = where[1] if isinstance(where, tuple) else bound_port
+        same_port = loop == "trio" and grpc_port != 0 and grpc_port in (asked, bound_port)
+        if grpc_port is not None and not same_port:
+            grpc_sock = _listen(bound_host, grpc_port)
+            grpc_port = grpc_sock.getsockname()[1]
+        elif grpc_port is not None:
+            grpc_port = bound_port  # trio: HTTP/2 (h2c) on the HTTP port
+        engine = build_engine(agent, card=card, store=store, grpc_port=grpc_port, **settings)
+        _run(engine, sock, grpc_sock, loop, limits, bound_host, bound_port, grpc_port)
+    finally:
+        sock.close()
+        if grpc_sock is not None:
+            grpc_sock.close()
+
+
+def _run(
+    engine: Engine,
+    sock: socket.socket,
+    grpc_sock: socket.socket | None,
+    loop: str,
+    limits: ConnectionLimits,
+    bound_host: str,
+    bound_port: int,
+    grpc_port: int | None,
+) -> None:
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     # coredis says at INFO each time it loads a script into a Redis that lacked it: not news.
@@ -292,14 +347,13 @@ def _serve_with(
         bound_port,
     )
 
+    if grpc_port is not None:
+        log.info("A2A gRPC (lf.a2a.v1.A2AService, HTTP/2) on %s:%d", shown_host, grpc_port)
     tune_gc()
-    try:
-        if loop == "trio":
-            _serve_trio(engine, sock, limits)
-        else:
-            _serve_asyncio(engine, sock, limits)
-    finally:
-        sock.close()
+    if loop == "trio":
+        _serve_trio(engine, sock, limits, grpc_sock)
+    else:
+        _serve_asyncio(engine, sock, limits, grpc_sock)
 
 
 #: The event loops :func:`serve` runs on.
@@ -357,7 +411,12 @@ def _seconds(value: float, name: str) -> float:
     return float(value)
 
 
-def _serve_asyncio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -> None:
+def _serve_asyncio(
+    engine: Engine,
+    sock: socket.socket,
+    limits: ConnectionLimits,
+    grpc_sock: socket.socket | None = None,
+) -> None:
     # uvicorn handles SIGINT/SIGTERM once it serves (it stops gracefully, then re-raises the
     # signal). Until then (the loop and the app are still being made), a signal is remembered
     # here and stops the server as soon as it starts, instead of being lost: a SIGTERM that came
@@ -382,7 +441,10 @@ def _serve_asyncio(engine: Engine, sock: socket.socket, limits: ConnectionLimits
             await stop.wait()
 
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-        runner.run(serve_app(create_app(engine), sock, limits=limits, shutdown_trigger=until_asked))
+        app = create_app(engine)
+        runner.run(
+            serve_app(app, sock, limits=limits, shutdown_trigger=until_asked, grpc_sock=grpc_sock)
+        )
 
 
 #: Allocations between young-generation collections (CPython's default is 700).
@@ -419,7 +481,12 @@ def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def _serve_trio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -> None:
+def _serve_trio(
+    engine: Engine,
+    sock: socket.socket,
+    limits: ConnectionLimits,
+    grpc_sock: socket.socket | None = None,
+) -> None:
     import trio
 
     from .trio import create_app, serve_app
@@ -430,6 +497,12 @@ def _serve_trio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -
                 return
 
     async def main() -> None:
-        await serve_app(create_app(engine), sock, shutdown_trigger=until_signalled, limits=limits)
+        await serve_app(
+            create_app(engine),
+            sock,
+            shutdown_trigger=until_signalled,
+            limits=limits,
+            grpc_sock=grpc_sock,
+        )
 
     trio.run(main)

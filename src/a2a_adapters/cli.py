@@ -95,6 +95,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--host", default="127.0.0.1", help="address to listen on")
     run.add_argument("--port", type=_port, default=9999, help="port to listen on (0: any free)")
     run.add_argument(
+        "--grpc-port",
+        type=_port,
+        metavar="PORT",
+        help="serve the gRPC binding (lf.a2a.v1.A2AService, HTTP/2; the grpc extra) on PORT too, "
+        "and list it on the card (0: any free; on trio it may be --port itself)",
+    )
+    run.add_argument(
         "--card",
         help="the agent card: MODULE:OBJECT (an AgentCard) or a JSON file in v1.0 card format",
     )
@@ -167,8 +174,8 @@ def _parser() -> argparse.ArgumentParser:
         "--error-mapping",
         choices=["1.0.1", "1.0.0"],
         default="1.0.1",
-        help="the spec's error-to-HTTP-status table for the REST binding (1.0.0: as the v1.0 "
-        "conformance kit expects)",
+        help="the spec's error-to-status table for the REST and gRPC bindings (1.0.0: as the "
+        "v1.0 conformance kit expects)",
     )
     run.add_argument(
         "--strict-v1-card",
@@ -418,6 +425,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     agent = _load(args.agent, "agent")
     card = _load_card(args.card) if args.card else None
     if args.workers > 1:
+        if args.grpc_port is not None:
+            _fail("--grpc-port serves from one process: it does not go with --workers")
         if args.store.partition(":")[0] not in SHARED_STORES:
             _fail(
                 f"--workers {args.workers} needs a store the processes can share "
@@ -451,7 +460,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_message_parts=args.max_message_parts,
             max_task_messages=args.max_task_messages,
             sock=sock,
+            grpc_port=args.grpc_port,
         )
+    except MissingExtra as missing:
+        _fail(str(missing))
     except EngineFailed as failed:
         # The cause is logged already; exit non-zero so that a supervisor restarts us.
         _fail(str(failed), FAILURE)
