@@ -71,7 +71,7 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, assert_never
+from typing import Any, TypeGuard, assert_never
 
 import attrs
 
@@ -88,7 +88,7 @@ from ._effects import (
     StartRun,
     StopRun,
 )
-from ._errors import A2AError, InternalError, UnavailableError
+from ._errors import A2AError, DeadlineExceededError, InternalError, UnavailableError
 from ._exchange import Binding
 from ._http import Dispatch, HttpRequest, HttpResponse
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Rerun, Tick, World
@@ -384,6 +384,8 @@ class Server:
         self._streams: dict[int, _Follower] = {}
         #: The streams holding a snapshot back until a time (see ``release``).
         self._held: dict[int, _Follower] = {}
+        #: The deadline a client gave its exchange (gRPC's ``grpc-timeout``), until answered.
+        self._due: dict[int, datetime] = {}
         self._runs: dict[str, int] = {}
         # Per task, this server's commits that write it and are not answered yet; and those
         # tasks that moved meanwhile, to be looked at again once the last is (``_answered``).
@@ -440,6 +442,8 @@ class Server:
         if isinstance(routed, HttpResponse):
             self._act(Answer(number, routed))
         else:
+            if routed.timeout is not None:
+                self._due[number] = now + routed.timeout
             self._deciding.add(number)
             self._start(_Job(routed.call, number, routed), now)
         self._settle(now)
@@ -496,7 +500,30 @@ class Server:
             due = follower.cursor.release_at
             if due is not None and due <= now:
                 self._deliver(follower, release(follower.cursor, now), now)
+        self._expire_deadlines(now)
         self._settle(now)
+
+    def _expire_deadlines(self, now: datetime) -> None:
+        """Answer DEADLINE_EXCEEDED to the waits and streams whose client's deadline passed
+        (a call still being decided is answered when it is: it holds nothing meanwhile)."""
+        for exchange, due in list(self._due.items()):
+            if due > now:
+                continue
+            error = DeadlineExceededError(
+                "Deadline exceeded: the client's grpc-timeout passed before the call was done"
+            )
+            waiter = self._exchanges.pop(exchange, None)
+            follower = self._streams.get(exchange)
+            if waiter is not None:
+                del self._due[exchange]
+                _discard(self._waiters, waiter.wait.task_id, waiter)
+                self._touch(waiter.wait.task_id)
+                self._act(Answer(exchange, self.core.render(waiter.dispatch, Fail(error))))
+            elif follower is not None:
+                del self._due[exchange]
+                self._end(follower, (), error)
+            elif exchange not in self._deciding:
+                del self._due[exchange]  # answered or gone meanwhile
 
     def notified(self, task_id: str, config_id: str, seq: int, now: datetime) -> None:
         """The :class:`Notify` of event ``seq`` was delivered, or given up on for good: it
@@ -543,6 +570,7 @@ class Server:
         """The client of ``exchange`` (a waiting request, or a stream) went away: nothing more
         is kept or sent for it. What it asked for goes on (a created task still runs)."""
         self._deciding.discard(exchange)
+        self._due.pop(exchange, None)
         waiter = self._exchanges.pop(exchange, None)
         if waiter is not None:
             _discard(self._waiters, waiter.wait.task_id, waiter)
@@ -633,6 +661,9 @@ class Server:
             release_at = follower.cursor.release_at
             if release_at is not None and (due is None or release_at < due):
                 due = release_at
+        for deadline in self._due.values():
+            if due is None or deadline < due:
+                due = deadline
         return due
 
     @property
@@ -663,6 +694,8 @@ class Server:
 
     def _act(self, action: Action) -> None:
         self._actions.append(action)
+        if self._due and _answers(action):
+            self._due.pop(action.exchange, None)  # answered: its deadline is no more
 
     def _store(self, op: int, action: Read | Commit) -> None:
         self._pending[op] = action
@@ -1238,6 +1271,16 @@ class Server:
     def _wake_by(self, due: datetime | None) -> None:
         if due is not None and (self._tick_at is None or due < self._tick_at):
             self._tick_at = due
+
+
+def _answers(action: Action) -> TypeGuard[Answer | StreamOpened | Frames]:
+    """Whether ``action`` is the end of its exchange's answer."""
+    match action:
+        case Answer():
+            return True
+        case StreamOpened(ended=ended) | Frames(ended=ended):
+            return ended
+    return False
 
 
 def _store_error(why: str, unavailable: bool) -> InternalError | UnavailableError:

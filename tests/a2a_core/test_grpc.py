@@ -448,3 +448,39 @@ def test_subscribing_to_a_missing_task_is_not_found() -> None:
     _, actions = Machine().receive(call("SubscribeToTask", {"id": "nope"}))
     (answer,) = [a for a in actions if isinstance(a, Answer)]
     assert trailers(answer.response)["grpc-status"] == str(codes("NOT_FOUND"))
+
+
+def test_a_blocking_send_past_its_deadline_is_deadline_exceeded() -> None:
+    machine = Machine()
+    number, actions = machine.receive(call("SendMessage", send_params(), **{"grpc-timeout": "1S"}))
+    assert any(isinstance(a, StartRun) for a in actions)
+    assert machine.server.next_deadline() == machine.now + timedelta(seconds=1)
+    machine.server.tick(machine.now + timedelta(milliseconds=999))
+    assert not [a for a in machine.server.take_actions() if isinstance(a, Answer)]
+    machine.server.tick(machine.now + timedelta(seconds=1))
+    (answer,) = [a for a in machine.server.take_actions() if isinstance(a, Answer)]
+    assert answer.exchange == number
+    found = trailers(answer.response)
+    assert found["grpc-status"] == str(codes("DEADLINE_EXCEEDED"))
+    assert error_info(status(found)).reason == "DEADLINE_EXCEEDED"
+    assert machine.server.waiting == 0
+    assert machine.server.next_deadline() is None
+
+
+def test_a_call_answered_in_time_forgets_its_deadline() -> None:
+    machine = Machine()
+    _, actions = machine.receive(call("GetTask", {"id": "nope"}, **{"grpc-timeout": "5S"}))
+    assert any(isinstance(a, Answer) for a in actions)
+    assert machine.server.next_deadline() is None
+
+
+def test_a_stream_past_its_deadline_ends_deadline_exceeded() -> None:
+    machine = Machine()
+    _, actions = machine.receive(
+        call("SendStreamingMessage", send_params(), **{"grpc-timeout": "2S"})
+    )
+    assert any(isinstance(a, StreamOpened) for a in actions)
+    machine.server.tick(machine.now + timedelta(seconds=2))
+    (ended,) = [a for a in machine.server.take_actions() if isinstance(a, Frames) and a.ended]
+    assert dict(ended.trailers)["grpc-status"] == str(codes("DEADLINE_EXCEEDED"))
+    assert machine.server.open_streams == 0
