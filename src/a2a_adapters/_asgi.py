@@ -76,7 +76,18 @@ class FastPath:
         if isinstance(response, HttpStream):
             await _send_stream(response, receive, send, trailers)
         else:
+            if scope.get("http_version") in ("2", "3"):
+                response = _without_connection(response)
             await _send_response(response, send, trailers)
+
+
+def _without_connection(response: HttpResponse) -> HttpResponse:
+    """HTTP/2 and 3 forbid ``connection`` (the door's "close" after a body left unread): a
+    stream ends by itself, and the connection carries others."""
+    if not any(name == "connection" for name, _ in response.headers):
+        return response
+    kept = tuple((name, value) for name, value in response.headers if name != "connection")
+    return HttpResponse(response.status, kept, response.body, response.trailers)
 
 
 def _takes_trailers(scope: Scope, headers: dict[str, str]) -> bool:

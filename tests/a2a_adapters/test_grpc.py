@@ -19,6 +19,7 @@ from a2a.utils import errors as sdk_errors
 from a2a.utils.constants import TransportProtocol
 from google.rpc import error_details_pb2, status_pb2
 
+from a2a_adapters import BearerTokens
 from a2a_core import (
     AgentContext,
     ArtifactChunk,
@@ -350,6 +351,24 @@ async def test_the_sdk_grpc_client_sends_streams_gets_cancels_and_subscribes(
             await client.get_task(pb.GetTaskRequest(id="nope"))
     finally:
         await client.close()
+
+
+def test_credentials_travel_as_metadata(module_adapter: servers.Adapter) -> None:
+    with (
+        running_grpc_server(
+            agent, same_port=module_adapter == "trio", auth=[BearerTokens({"t0ken": "alice"})]
+        ) as running,
+        grpc.insecure_channel(running.target) as channel,
+    ):
+        stub = stub_of(channel)
+        request = pb.SendMessageRequest(message=message("who"))
+        # A body the server never reads: refused on the head alone, the channel stays usable.
+        refused = failure(lambda: stub.SendMessage(request, metadata=V1, timeout=DEADLINE))
+        assert refused.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert error_info(refused).reason == "UNAUTHENTICATED"
+        authorized = (*V1, ("authorization", "Bearer t0ken"))
+        sent = stub.SendMessage(request, metadata=authorized, timeout=DEADLINE)
+    assert sent.task.status.state == pb.TASK_STATE_COMPLETED
 
 
 def test_a_trio_server_serves_grpc_on_a_port_of_its_own_too() -> None:
