@@ -25,6 +25,7 @@ from a2a_adapters import trio as trio_adapter
 from a2a_adapters._engine import Engine
 from a2a_adapters._limits import DEFAULT_LIMITS
 from a2a_adapters._sockets import bind_socket
+from a2a_adapters._tls import TlsFiles
 from a2a_core import Agent
 from a2a_core.card import AgentCard
 
@@ -80,6 +81,7 @@ def running_grpc_server(
     *,
     card: AgentCard | None = None,
     same_port: bool = False,
+    tls: TlsFiles | None = None,
     **options: Any,
 ) -> Iterator[GrpcServer]:
     """Serve ``agent`` with the gRPC binding too (on its own port, or with ``same_port``, on
@@ -91,7 +93,7 @@ def running_grpc_server(
     grpc_port = (grpc_sock or sock).getsockname()[1]
     engine = build_engine(agent, card=card, grpc_port=grpc_port, **options)
     try:
-        with running_app(create_app(engine), sock=sock, grpc_sock=grpc_sock) as url:
+        with running_app(create_app(engine), sock=sock, grpc_sock=grpc_sock, tls=tls) as url:
             yield GrpcServer(url, f"127.0.0.1:{grpc_port}", engine)
     finally:
         if grpc_sock is not None:
@@ -106,11 +108,13 @@ def running_app(
     graceful_timeout: float = 5.0,
     sock: socket.socket | None = None,
     grpc_sock: socket.socket | None = None,
+    tls: TlsFiles | None = None,
 ) -> Iterator[str]:
     """Serve any Quart (or QuartTrio) ``app`` on a free port of 127.0.0.1 (or on ``sock``);
     yield its base URL.
 
-    ``limits``, ``graceful_timeout`` and ``grpc_sock`` go to the adapter's ``serve_app``.
+    ``limits``, ``graceful_timeout``, ``grpc_sock`` and ``tls`` go to the adapter's
+    ``serve_app`` (with ``tls`` the URL is ``https://``).
     """
     sock = sock or bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
@@ -136,6 +140,7 @@ def running_app(
                 limits=limits,
                 graceful_timeout=graceful_timeout,
                 grpc_sock=grpc_sock,
+                tls=tls,
             )
 
         asyncio.run(main())
@@ -157,6 +162,7 @@ def running_app(
                 limits=limits,
                 graceful_timeout=graceful_timeout,
                 grpc_sock=grpc_sock,
+                tls=tls,
             )
 
         trio.run(main)
@@ -173,7 +179,7 @@ def running_app(
     started.wait(STARTUP_TIMEOUT)
     _wait_until_listening(port, errors)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     finally:
         if stop is not None:
             stop()

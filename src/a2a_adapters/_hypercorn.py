@@ -9,8 +9,9 @@ from typing import Any
 from hypercorn.config import Config
 
 from ._limits import ConnectionLimits
+from ._tls import TlsFiles
 
-__all__ = ["hypercorn_config", "without_lifespan"]
+__all__ = ["TlsFiles", "hypercorn_config", "without_lifespan"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -19,9 +20,14 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-def hypercorn_config(limits: ConnectionLimits, graceful_timeout: float) -> Config:
-    """hypercorn's configuration for ``limits`` (the parts it keeps itself)."""
+def hypercorn_config(
+    limits: ConnectionLimits, graceful_timeout: float, tls: TlsFiles | None = None
+) -> Config:
+    """hypercorn's configuration for ``limits`` (the parts it keeps itself), and ``tls``."""
     config = Config()
+    if tls is not None:
+        # hypercorn's TLS context offers ALPN h2 and http/1.1: gRPC clients pick h2.
+        config.certfile, config.keyfile = tls.certfile, tls.keyfile
     config.graceful_timeout = graceful_timeout
     config.h11_max_incomplete_size = limits.max_header_bytes
     # hypercorn closes a connection after this many requests (1,000 by default), and an HTTP/2

@@ -8,6 +8,7 @@ import logging
 import math
 import signal
 import socket
+import ssl
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -24,6 +25,7 @@ from ._auth import Authenticator
 from ._engine import Engine
 from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
 from ._push import PushSender
+from ._tls import TlsFiles
 from .asyncio import bind_socket, create_app, serve_app
 from .stores import MemoryStore, open_store
 
@@ -220,6 +222,8 @@ def serve(
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
     sock: socket.socket | None = None,
     grpc_port: int | None = None,
+    certfile: str | None = None,
+    keyfile: str | None = None,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
@@ -249,9 +253,13 @@ def serve(
     itself: hypercorn speaks HTTP/1.1 and HTTP/2 (h2c, prior knowledge) on one port. On
     asyncio it needs a port of its own (uvicorn has no HTTP/2): hypercorn listens there, in the
     same loop.
+
+    ``certfile`` and ``keyfile`` (PEM files: the certificate, its chain after it, and its key)
+    make every listener speak TLS: HTTPS, and gRPC over TLS (ALPN ``h2``).
     """
     _check_loop(loop)
     _check_address(host, port)
+    tls = _tls(certfile, keyfile)
     if grpc_port is not None:
         _check_address(host, grpc_port)
         _grpc_payloads()  # the extra is there, or MissingExtra says which to install
@@ -289,6 +297,7 @@ def serve(
             max_task_messages=max_task_messages,
             direct_reply_window=direct_reply_window,
             grpc_port=grpc_port,
+            tls=tls,
         )
     finally:
         close = getattr(opened, "close", None)
@@ -306,6 +315,7 @@ def _serve_with(
     **settings: Any,
 ) -> None:
     grpc_port: int | None = settings.pop("grpc_port", None)
+    tls: TlsFiles | None = settings.pop("tls", None)
     build_engine(agent, card=card, store=store, **settings)  # every setting checked, first
     raise_fd_limit()  # before the cap is derived from it, and before the line that says we are up
     sock = _listen(*where) if isinstance(where, tuple) else where
@@ -320,7 +330,8 @@ def _serve_with(
         elif grpc_port is not None:
             grpc_port = bound_port  # trio: HTTP/2 (h2c) on the HTTP port
         engine = build_engine(agent, card=card, store=store, grpc_port=grpc_port, **settings)
-        _run(engine, sock, grpc_sock, loop, limits, bound_host, bound_port, grpc_port)
+        where_to = (bound_host, bound_port, grpc_port)
+        _run(engine, sock, grpc_sock, loop, limits, where_to, tls)
     finally:
         sock.close()
         if grpc_sock is not None:
@@ -333,27 +344,29 @@ def _run(
     grpc_sock: socket.socket | None,
     loop: str,
     limits: ConnectionLimits,
-    bound_host: str,
-    bound_port: int,
-    grpc_port: int | None,
+    where: tuple[str, int, int | None],
+    tls: "TlsFiles | None",
 ) -> None:
+    bound_host, bound_port, grpc_port = where
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     # coredis says at INFO each time it loads a script into a Redis that lacked it: not news.
     logging.getLogger("coredis").setLevel(logging.WARNING)
     log.info(
-        "A2A server on http://%s:%d/ (card at /.well-known/agent-card.json)",
+        "A2A server on %s://%s:%d/ (card at /.well-known/agent-card.json)",
+        "https" if tls else "http",
         shown_host,
         bound_port,
     )
 
     if grpc_port is not None:
-        log.info("A2A gRPC (lf.a2a.v1.A2AService, HTTP/2) on %s:%d", shown_host, grpc_port)
+        over = "HTTP/2 over TLS" if tls else "HTTP/2"
+        log.info("A2A gRPC (lf.a2a.v1.A2AService, %s) on %s:%d", over, shown_host, grpc_port)
     tune_gc()
     if loop == "trio":
-        _serve_trio(engine, sock, limits, grpc_sock)
+        _serve_trio(engine, sock, limits, grpc_sock, tls)
     else:
-        _serve_asyncio(engine, sock, limits, grpc_sock)
+        _serve_asyncio(engine, sock, limits, grpc_sock, tls)
 
 
 #: The event loops :func:`serve` runs on.
@@ -386,6 +399,19 @@ def _listen(host: str, port: int) -> socket.socket:
         raise OSError(error.errno, f"cannot listen on {shown}:{port}: {reason}") from None
 
 
+def _tls(certfile: str | None, keyfile: str | None) -> "TlsFiles | None":
+    """The TLS files, checked now: a certificate and a key that load together, or neither."""
+    if certfile is None and keyfile is None:
+        return None
+    if not certfile or not keyfile:
+        raise ValueError("TLS needs both a certificate (certfile) and its key (keyfile)")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
+    except (OSError, ssl.SSLError) as error:
+        raise ValueError(f"cannot use {certfile!r} with {keyfile!r} for TLS: {error}") from None
+    return TlsFiles(certfile, keyfile)
+
+
 def _checked_auth(auth: Sequence[Authenticator]) -> Sequence[Authenticator]:
     # One authenticator passed alone would be iterated (or fail to be) deep inside the card.
     # Only types are named: an authenticator's repr, or a string given instead, may be a secret.
@@ -416,6 +442,7 @@ def _serve_asyncio(
     sock: socket.socket,
     limits: ConnectionLimits,
     grpc_sock: socket.socket | None = None,
+    tls: "TlsFiles | None" = None,
 ) -> None:
     # uvicorn handles SIGINT/SIGTERM once it serves (it stops gracefully, then re-raises the
     # signal). Until then (the loop and the app are still being made), a signal is remembered
@@ -443,7 +470,14 @@ def _serve_asyncio(
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
         app = create_app(engine)
         runner.run(
-            serve_app(app, sock, limits=limits, shutdown_trigger=until_asked, grpc_sock=grpc_sock)
+            serve_app(
+                app,
+                sock,
+                limits=limits,
+                shutdown_trigger=until_asked,
+                grpc_sock=grpc_sock,
+                tls=tls,
+            )
         )
 
 
@@ -486,6 +520,7 @@ def _serve_trio(
     sock: socket.socket,
     limits: ConnectionLimits,
     grpc_sock: socket.socket | None = None,
+    tls: "TlsFiles | None" = None,
 ) -> None:
     import trio
 
@@ -503,6 +538,7 @@ def _serve_trio(
             shutdown_trigger=until_signalled,
             limits=limits,
             grpc_sock=grpc_sock,
+            tls=tls,
         )
 
     trio.run(main)

@@ -102,6 +102,13 @@ def _parser() -> argparse.ArgumentParser:
         "and list it on the card (0: any free; on trio it may be --port itself)",
     )
     run.add_argument(
+        "--certfile",
+        metavar="PEM",
+        help="serve over TLS with this certificate (its chain after it): HTTPS, and gRPC over "
+        "TLS; needs --keyfile",
+    )
+    run.add_argument("--keyfile", metavar="PEM", help="the private key of --certfile")
+    run.add_argument(
         "--card",
         help="the agent card: MODULE:OBJECT (an AgentCard) or a JSON file in v1.0 card format",
     )
@@ -461,6 +468,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_task_messages=args.max_task_messages,
             sock=sock,
             grpc_port=args.grpc_port,
+            certfile=args.certfile,
+            keyfile=args.keyfile,
         )
     except MissingExtra as missing:
         _fail(str(missing))

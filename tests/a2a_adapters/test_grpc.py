@@ -5,13 +5,16 @@ port of its own (hypercorn beside uvicorn, in the same loop). A task made over o
 read over the others.
 """
 
+import ssl
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import grpc
 import httpx
 import pytest
+import trustme
 from a2a.client import ClientConfig, ClientFactory
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
@@ -20,6 +23,7 @@ from a2a.utils.constants import TransportProtocol
 from google.rpc import error_details_pb2, status_pb2
 
 from a2a_adapters import BearerTokens
+from a2a_adapters._tls import TlsFiles
 from a2a_core import (
     AgentContext,
     ArtifactChunk,
@@ -368,6 +372,31 @@ def test_credentials_travel_as_metadata(module_adapter: servers.Adapter) -> None
         assert error_info(refused).reason == "UNAUTHENTICATED"
         authorized = (*V1, ("authorization", "Bearer t0ken"))
         sent = stub.SendMessage(request, metadata=authorized, timeout=DEADLINE)
+    assert sent.task.status.state == pb.TASK_STATE_COMPLETED
+
+
+def test_grpc_and_https_over_tls(module_adapter: servers.Adapter, tmp_path: Path) -> None:
+    authority = trustme.CA()
+    issued = authority.issue_cert("127.0.0.1", "localhost")
+    tls = TlsFiles(str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
+    for pem in issued.cert_chain_pems:
+        pem.write_to_path(tls.certfile, append=True)
+    issued.private_key_pem.write_to_path(tls.keyfile)
+    trusted = grpc.ssl_channel_credentials(root_certificates=authority.cert_pem.bytes())
+    with running_grpc_server(agent, same_port=module_adapter == "trio", tls=tls) as running:
+        assert running.url.startswith("https://")
+        context = ssl.create_default_context()
+        authority.configure_trust(context)
+        card = httpx.get(
+            running.url + "/.well-known/agent-card.json", verify=context, timeout=HTTP_TIMEOUT
+        ).json()
+        assert {"url": running.target, "protocolBinding": "GRPC", "protocolVersion": "1.0"} in card[
+            "supportedInterfaces"
+        ]
+        with grpc.secure_channel(running.target, trusted) as channel:
+            sent = stub_of(channel).SendMessage(
+                pb.SendMessageRequest(message=message("secret")), metadata=V1, timeout=DEADLINE
+            )
     assert sent.task.status.state == pb.TASK_STATE_COMPLETED
 
 

@@ -34,15 +34,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, cast
 
 import uvicorn
-from hypercorn.app_wrappers import ASGIWrapper
-from hypercorn.asyncio.run import worker_serve
-from hypercorn.config import Sockets
 from quart import Quart
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from a2a_adapters._hypercorn import hypercorn_config, without_lifespan
+from a2a_adapters._extras import needs
 from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed, until_ready
 from a2a_adapters._limits import DEFAULT_LIMITS, REFUSAL_LINGER, ConnectionLimits, Gate, refusal
+from a2a_adapters._tls import TlsFiles
 
 __all__ = ["serve_app"]
 
@@ -55,6 +53,7 @@ async def serve_app(
     graceful_timeout: float = 5.0,
     limits: ConnectionLimits = DEFAULT_LIMITS,
     grpc_sock: socket.socket | None = None,
+    tls: TlsFiles | None = None,
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or a signal stops it).
 
@@ -65,7 +64,8 @@ async def serve_app(
 
     uvicorn speaks HTTP/1.1 only, and gRPC needs HTTP/2: ``grpc_sock``, a second listening
     socket, serves the same application on hypercorn's asyncio worker, in the same loop, from
-    the moment its engines are ready until uvicorn stops.
+    the moment its engines are ready until uvicorn stops. With ``tls`` (a certificate and its
+    key) both listeners speak TLS only (HTTPS; gRPC with ALPN ``h2``).
     """
     config = uvicorn.Config(
         app,
@@ -77,6 +77,8 @@ async def serve_app(
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=max(1, round(graceful_timeout)),
+        ssl_certfile=tls.certfile if tls else None,
+        ssl_keyfile=tls.keyfile if tls else None,
     )
     loop = asyncio.get_running_loop()
     server = _Server(config, on_exit=lambda: loop.call_soon_threadsafe(begin_shutdown, app))
@@ -99,7 +101,7 @@ async def serve_app(
     second = None
     if grpc_sock is not None:
         second = asyncio.create_task(
-            _serve_h2(app, grpc_sock, stopped.wait, limits, graceful_timeout)
+            _serve_h2(app, grpc_sock, stopped.wait, limits, graceful_timeout, tls)
         )
     try:
         await server.serve(sockets=[sock])
@@ -120,12 +122,22 @@ async def _serve_h2(
     stopped: Callable[[], Awaitable[Any]],
     limits: ConnectionLimits,
     graceful_timeout: float,
+    tls: TlsFiles | None,
 ) -> None:
     """The same application on hypercorn (HTTP/2, for gRPC), on ``sock``, until ``stopped``."""
+    with needs("grpc", "gRPC on the asyncio adapter"):  # the asyncio extra has no hypercorn
+        from hypercorn.app_wrappers import ASGIWrapper
+        from hypercorn.asyncio.run import worker_serve
+        from hypercorn.config import Sockets
+
+        from a2a_adapters._hypercorn import hypercorn_config, without_lifespan
+
     await until_ready(app)  # a call before the engine runs could not be answered
-    config = hypercorn_config(limits, graceful_timeout)
+    config = hypercorn_config(limits, graceful_timeout, tls)
     # hypercorn closes the sockets it serves: give it a duplicate, ``sock`` stays the caller's.
-    sockets = Sockets(secure_sockets=[], insecure_sockets=[sock.dup()], quic_sockets=[])
+    served = [sock.dup()]
+    secure, insecure = (served, []) if tls else ([], served)
+    sockets = Sockets(secure_sockets=secure, insecure_sockets=insecure, quic_sockets=[])
     asgi = ASGIWrapper(cast(Any, without_lifespan(cast(Any, app.asgi_app))))
     await worker_serve(asgi, config, sockets=sockets, shutdown_trigger=stopped)
 

@@ -49,6 +49,7 @@ from a2a_adapters._limits import (
     refusal,
     refusal_parts,
 )
+from a2a_adapters._tls import TlsFiles
 
 __all__ = ["serve_app"]
 
@@ -67,6 +68,7 @@ async def serve_app(
     graceful_timeout: float = 5.0,
     limits: ConnectionLimits = DEFAULT_LIMITS,
     grpc_sock: socket.socket | None = None,
+    tls: TlsFiles | None = None,
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or forever).
 
@@ -77,9 +79,11 @@ async def serve_app(
 
     hypercorn speaks HTTP/2 with prior knowledge (h2c) on the same port as HTTP/1.1, so gRPC
     calls reach ``sock`` too; ``grpc_sock``, a second listening socket, serves the same
-    application (gRPC on a port of its own), under the same limits.
+    application (gRPC on a port of its own), under the same limits. With ``tls`` (a certificate
+    and its key) every listener speaks TLS only (HTTPS; gRPC with ALPN ``h2``).
     """
-    config = hypercorn_config(limits, graceful_timeout)
+    config = hypercorn_config(limits, graceful_timeout, tls)
+    ssl_context = config.create_ssl_context() if tls is not None else None
     asgi = ASGIWrapper(cast(Any, _RequestLimits(cast(ASGIApp, app), limits)))
     lifespan_state: dict[str, Any] = {}
     lifespan = Lifespan(asgi, config, lifespan_state)
@@ -106,8 +110,12 @@ async def serve_app(
                 return
             watched = _Watched(stream)
             live.add(watched)
+            served: trio.abc.Stream = watched
+            if ssl_context is not None:
+                # hypercorn does the handshake (within its timeout) and reads the ALPN choice.
+                served = trio.SSLStream(watched, ssl_context, server_side=True)
             try:
-                await _Connection(asgi, config, context, state, watched, limits).run()
+                await _Connection(asgi, config, context, state, served, watched, limits).run()
             finally:
                 live.discard(watched)
                 gate.release()
@@ -231,11 +239,12 @@ class _Connection(TCPServer):
         config: Config,
         context: WorkerContext,
         state: ConnectionState,
-        stream: _Watched,
+        stream: trio.abc.Stream,
+        watched: _Watched,
         limits: ConnectionLimits,
     ) -> None:
         super().__init__(app, config, context, state, cast(Any, stream))
-        self._watched = stream
+        self._watched = watched
         self._limits = limits
 
     async def _idle_timeout(self) -> None:
