@@ -15,7 +15,7 @@ import grpc
 import httpx
 import pytest
 import trustme
-from a2a.client import ClientConfig, ClientFactory
+from a2a.client import ClientCallContext, ClientConfig, ClientFactory
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 from a2a.utils import errors as sdk_errors
@@ -353,6 +353,40 @@ async def test_the_sdk_grpc_client_sends_streams_gets_cancels_and_subscribes(
         # The SDK reads the ErrorInfo's reason into its own error type.
         with pytest.raises(sdk_errors.TaskNotFoundError):
             await client.get_task(pb.GetTaskRequest(id="nope"))
+    finally:
+        await client.close()
+
+
+@pytest.mark.anyio
+async def test_the_sdk_grpc_client_lists_and_configures_push_and_is_told_of_versions(
+    server: GrpcServer,
+) -> None:
+    client = await sdk_grpc_client(server)
+    try:
+        events = [
+            e async for e in client.send_message(pb.SendMessageRequest(message=message("wait l")))
+        ]
+        task = events[0].task
+        listed = await client.list_tasks(pb.ListTasksRequest(context_id=task.context_id))
+        assert [t.id for t in listed.tasks] == [task.id]
+        config = pb.TaskPushNotificationConfig(task_id=task.id, url="https://hooks.example.com/x")
+        created = await client.create_task_push_notification_config(config)
+        fetched = await client.get_task_push_notification_config(
+            pb.GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id)
+        )
+        assert fetched.url == "https://hooks.example.com/x"
+        configs = await client.list_task_push_notification_configs(
+            pb.ListTaskPushNotificationConfigsRequest(task_id=task.id)
+        )
+        assert [c.id for c in configs.configs] == [created.id]
+        await client.delete_task_push_notification_config(
+            pb.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=created.id)
+        )
+        # Its service parameters travel as metadata: an a2a-version we do not speak is refused
+        # (UNIMPLEMENTED, the v1.0.0 table), and the SDK reads the reason into its own error.
+        old = ClientCallContext(service_parameters={"A2A-Version": "0.3"})
+        with pytest.raises(sdk_errors.VersionNotSupportedError):
+            await client.get_task(pb.GetTaskRequest(id=task.id), context=old)
     finally:
         await client.close()
 
