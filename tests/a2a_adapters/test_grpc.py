@@ -20,6 +20,7 @@ from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 from a2a.utils import errors as sdk_errors
 from a2a.utils.constants import TransportProtocol
+from google.protobuf import json_format
 from google.rpc import error_details_pb2, status_pb2
 
 from a2a_adapters import BearerTokens
@@ -34,6 +35,7 @@ from a2a_core import (
     working,
 )
 from tests import servers
+from tests.a2a_adapters.sse import open_stream, result_of_event, results
 from tests.a2a_adapters.support import (
     HTTP_TIMEOUT,
     cancel_task,
@@ -179,6 +181,25 @@ def test_cancel_and_subscribe(stub: Any, server: GrpcServer) -> None:
     )
     assert again.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert error_info(again).reason == "TASK_NOT_CANCELABLE"
+
+
+def test_a_grpc_stream_carries_what_an_sse_stream_of_the_same_task_does(
+    stub: Any, server: GrpcServer
+) -> None:
+    waiting = send(stub, "wait, then compare").task
+    params = {"id": waiting.id}
+    with open_stream(server.url, "SubscribeToTask", params) as sse:
+        over_sse = [result_of_event(sse.events(1)[0])]
+        over_grpc = stub.SubscribeToTask(
+            pb.SubscribeToTaskRequest(id=waiting.id), metadata=V1, timeout=DEADLINE
+        )
+        first = next(over_grpc)
+        send_task(server.url, "go on", task_id=waiting.id, context_id=waiting.context_id)
+        over_sse += results(sse.events())
+    grpc_events = [first, *over_grpc]
+    assert len(grpc_events) == len(over_sse) >= 4
+    # The same StreamResponse, event for event, once each is read as the SDK reads it.
+    assert grpc_events == [json_format.ParseDict(r, pb.StreamResponse()) for r in over_sse]
 
 
 def test_a_client_that_cancels_its_stream_stops_it(stub: Any, server: GrpcServer) -> None:
