@@ -13,6 +13,7 @@ import pytest
 from a2a.types import a2a_pb2 as sdk
 from google.protobuf import json_format, struct_pb2, timestamp_pb2
 from google.protobuf.message import Message as ProtoMessage
+from hypothesis import HealthCheck, given, settings
 
 from a2a_adapters.grpc import METHODS, ProtoPayloads
 from a2a_adapters.grpc._proto import a2a_pb2 as ours
@@ -21,6 +22,7 @@ from a2a_core._decoding import V1_METHODS
 from a2a_core._model import ListTaskPushNotificationConfigsResponse, ListTasksResponse, Task
 from a2a_core.card import AgentCard
 from a2a_core.grpc import PayloadError
+from a2a_core.testing import strategies
 from a2a_core.transport import V1Codec
 
 CODEC = V1Codec()
@@ -261,3 +263,35 @@ def test_our_pool_and_the_sdks_live_side_by_side() -> None:
     assert our_task.DESCRIPTOR.full_name == sdk.Task.DESCRIPTOR.full_name == "lf.a2a.v1.Task"
     assert our_task.DESCRIPTOR.file.pool is not sdk.Task.DESCRIPTOR.file.pool
     assert sdk.Task.FromString(our_task(id="x").SerializeToString()).id == "x"
+
+
+# --- property round trips: anything the model can hold --------------------------------------------
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strategies.v1_calls())
+def test_every_request_an_sdk_client_sends_decodes_to_the_same_request(call: Any) -> None:
+    method, request_ = call
+    sdk_request = METHODS[method][0].DESCRIPTOR.name
+    sent = json_format.ParseDict(CODEC.encode(request_), getattr(sdk, sdk_request)())
+    params = PAYLOADS.decode(method, sent.SerializeToString())
+    assert CODEC.decode(V1_METHODS[method][1], params, "") == request_
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strategies.stream_events())
+def test_every_stream_event_reaches_an_sdk_client_unchanged(event: Any) -> None:
+    payload = PAYLOADS.encode("SubscribeToTask", CODEC.encode_event(event))
+    read = sdk.StreamResponse.FromString(payload)
+    assert CODEC.decode_event(json_format.MessageToDict(read), "") == event
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(strategies.agent_cards())
+def test_every_card_reaches_an_sdk_client_as_its_json_does(card: AgentCard) -> None:
+    """Compared as the SDK reads it: the bytes mean what the card's ProtoJSON means. (Decoding
+    back is no test here: proto3 cannot tell an empty required string, which our cards may
+    hold, from a missing one, which our strict decoder refuses.)"""
+    encoded = CODEC.encode(card)
+    read = sdk.AgentCard.FromString(PAYLOADS.encode("GetExtendedAgentCard", encoded))
+    assert read == json_format.ParseDict(encoded, sdk.AgentCard(), ignore_unknown_fields=True)
