@@ -504,26 +504,25 @@ class Server:
         self._settle(now)
 
     def _expire_deadlines(self, now: datetime) -> None:
-        """Answer DEADLINE_EXCEEDED to the waits and streams whose client's deadline passed
-        (a call still being decided is answered when it is: it holds nothing meanwhile)."""
+        """Answer DEADLINE_EXCEEDED to the waits and streams whose client's deadline passed.
+        A call still being decided then is answered when it is (its client has stopped
+        waiting, and nothing is held for it): its deadline is simply dropped, never kept past
+        due, where it would have the timer wake at once, again and again."""
         for exchange, due in list(self._due.items()):
             if due > now:
                 continue
+            del self._due[exchange]
             error = DeadlineExceededError(
                 "Deadline exceeded: the client's grpc-timeout passed before the call was done"
             )
             waiter = self._exchanges.pop(exchange, None)
             follower = self._streams.get(exchange)
             if waiter is not None:
-                del self._due[exchange]
                 _discard(self._waiters, waiter.wait.task_id, waiter)
                 self._touch(waiter.wait.task_id)
                 self._act(Answer(exchange, self.core.render(waiter.dispatch, Fail(error))))
             elif follower is not None:
-                del self._due[exchange]
                 self._end(follower, (), error)
-            elif exchange not in self._deciding:
-                del self._due[exchange]  # answered or gone meanwhile
 
     def notified(self, task_id: str, config_id: str, seq: int, now: datetime) -> None:
         """The :class:`Notify` of event ``seq`` was delivered, or given up on for good: it

@@ -41,6 +41,7 @@ from a2a_core.transport import (
     Frames,
     HttpRequest,
     HttpResponse,
+    Read,
     Server,
     StartRun,
     StreamOpened,
@@ -484,3 +485,26 @@ def test_a_stream_past_its_deadline_ends_deadline_exceeded() -> None:
     (ended,) = [a for a in machine.server.take_actions() if isinstance(a, Frames) and a.ended]
     assert dict(ended.trailers)["grpc-status"] == str(codes("DEADLINE_EXCEEDED"))
     assert machine.server.open_streams == 0
+
+
+def test_a_deadline_that_passes_while_the_call_is_decided_is_dropped() -> None:
+    """Over a store that has not answered yet, the call is still being decided when its
+    deadline passes: the deadline goes (the call is answered once decided), so the machine
+    never asks to be woken at a time already past."""
+    server = Server(core(streaming=True))  # no store of its own: reads wait for the test
+    number = server.receive(call("GetTask", {"id": "t"}, **{"grpc-timeout": "1S"}), EPOCH)
+    (read,) = [a for a in server.take_actions() if isinstance(a, Read)]
+    later = EPOCH + timedelta(seconds=2)
+    server.tick(later)
+    assert server.next_deadline() is None
+    server.read_done(read.op, MemoryTasks().read(read.reads), later)
+    (answer,) = [a for a in server.take_actions() if isinstance(a, Answer)]
+    assert answer.exchange == number
+    assert trailers(answer.response)["grpc-status"] == str(codes("NOT_FOUND"))
+
+
+@pytest.mark.parametrize("path", ["/tasks/t", "/"])
+def test_internal_errors_of_the_other_bindings_keep_their_form(path: str) -> None:
+    response = core().internal_error(path, "boom")
+    assert response.trailers == ()
+    assert b"boom" in response.body
