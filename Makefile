@@ -44,7 +44,7 @@ $(DEV_STAMP): pyproject.toml
 FUZZ ?= 3000
 ROUNDS ?= 12
 
-.PHONY: install serve test test-sqlite test-redis lint docs bench fuzz crash
+.PHONY: install serve test test-sqlite test-redis lint docs bench fuzz crash proto
 install: $(DEV_STAMP)
 
 serve: $(SERVE_STAMP)
@@ -86,6 +86,13 @@ test-sqlite: $(DEV_STAMP)
 test-redis: $(DEV_STAMP)
 	A2A_TEST_STORE=redis $(BIN)/python -m pytest -p no:cacheprovider --no-cov $(OWN_STORES) \
 		tests/a2a_adapters tests/examples
+
+# Regenerate the gRPC binding's messages (src/a2a_adapters/grpc/_proto/a2a_pb2.py, committed) from
+# specification/a2a.proto of a2aproject/A2A at tag v1.0.0:
+#   make proto A2A_PROTO=/path/to/A2A/specification/a2a.proto
+proto: $(DEV_STAMP)
+	@test -n "$(A2A_PROTO)" || { echo "make proto A2A_PROTO=/path/to/A2A/specification/a2a.proto (tag v1.0.0)"; exit 2; }
+	$(BIN)/python -m a2a_adapters.grpc._proto._generate $(A2A_PROTO)
 
 fuzz: $(DEV_STAMP)
 	A2A_FUZZ_EXAMPLES=$(FUZZ) $(BIN)/python -m pytest tests/a2a_core/test_hostile.py tests/a2a_adapters/test_fuzz.py

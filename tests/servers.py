@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
 
+import attrs
 import trio
 from quart import Quart
 
@@ -24,6 +25,7 @@ from a2a_adapters import trio as trio_adapter
 from a2a_adapters._engine import Engine
 from a2a_adapters._limits import DEFAULT_LIMITS
 from a2a_adapters._sockets import bind_socket
+from a2a_adapters._tls import TlsFiles
 from a2a_core import Agent
 from a2a_core.card import AgentCard
 
@@ -64,15 +66,57 @@ def serving(engine: Engine) -> Iterator[str]:
         yield url
 
 
+@attrs.frozen
+class GrpcServer:
+    """A server with the gRPC binding: its base URL, its gRPC target, its engine."""
+
+    url: str
+    target: str
+    engine: Engine
+
+
+@contextmanager
+def running_grpc_server(
+    agent: Agent | Mapping[str, Agent],
+    *,
+    card: AgentCard | None = None,
+    same_port: bool = False,
+    tls: TlsFiles | None = None,
+    **options: Any,
+) -> Iterator[GrpcServer]:
+    """Serve ``agent`` with the gRPC binding too (on its own port, or with ``same_port``, on
+    trio only, on the HTTP port as h2c); ``options`` go to ``build_engine``."""
+    if same_port and ADAPTER != "trio":
+        raise ValueError("only hypercorn (trio) serves HTTP/1.1 and HTTP/2 on one port")
+    sock = bind_socket("127.0.0.1", 0)
+    grpc_sock = None if same_port else bind_socket("127.0.0.1", 0)
+    grpc_port = (grpc_sock or sock).getsockname()[1]
+    engine = build_engine(agent, card=card, grpc_port=grpc_port, **options)
+    try:
+        with running_app(create_app(engine), sock=sock, grpc_sock=grpc_sock, tls=tls) as url:
+            yield GrpcServer(url, f"127.0.0.1:{grpc_port}", engine)
+    finally:
+        if grpc_sock is not None:
+            grpc_sock.close()
+
+
 @contextmanager
 def running_app(
-    app: Quart, *, limits: ConnectionLimits = DEFAULT_LIMITS, graceful_timeout: float = 5.0
+    app: Quart,
+    *,
+    limits: ConnectionLimits = DEFAULT_LIMITS,
+    graceful_timeout: float = 5.0,
+    sock: socket.socket | None = None,
+    grpc_sock: socket.socket | None = None,
+    tls: TlsFiles | None = None,
 ) -> Iterator[str]:
-    """Serve any Quart (or QuartTrio) ``app`` on a free port of 127.0.0.1; yield its base URL.
+    """Serve any Quart (or QuartTrio) ``app`` on a free port of 127.0.0.1 (or on ``sock``);
+    yield its base URL.
 
-    ``limits`` and ``graceful_timeout`` go to the adapter's ``serve_app``.
+    ``limits``, ``graceful_timeout``, ``grpc_sock`` and ``tls`` go to the adapter's
+    ``serve_app`` (with ``tls`` the URL is ``https://``).
     """
-    sock = bind_socket("127.0.0.1", 0)
+    sock = sock or bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
     stop: Callable[[], None] | None = None
     started = threading.Event()
@@ -95,6 +139,8 @@ def running_app(
                 shutdown_trigger=event.wait,
                 limits=limits,
                 graceful_timeout=graceful_timeout,
+                grpc_sock=grpc_sock,
+                tls=tls,
             )
 
         asyncio.run(main())
@@ -115,6 +161,8 @@ def running_app(
                 shutdown_trigger=event.wait,
                 limits=limits,
                 graceful_timeout=graceful_timeout,
+                grpc_sock=grpc_sock,
+                tls=tls,
             )
 
         trio.run(main)
@@ -131,7 +179,7 @@ def running_app(
     started.wait(STARTUP_TIMEOUT)
     _wait_until_listening(port, errors)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     finally:
         if stop is not None:
             stop()

@@ -1,14 +1,17 @@
 """Our server with the benchmark agent:
-``python -m benchmarks.servers.ours PORT [asyncio|trio] [STORE]``.
+``python -m benchmarks.servers.ours PORT [asyncio|trio] [STORE] [GRPC_PORT]``.
 
 asyncio: the Quart application on uvicorn with uvloop (what ``serve`` runs); trio: the QuartTrio
 application on hypercorn's trio worker (what ``serve(loop="trio")`` runs). ``STORE`` is a store
 URL as ``--store`` takes it (``memory``, the default, or ``sqlite:PATH?synchronous=full``).
+``GRPC_PORT`` serves the gRPC binding too: on trio it may be ``PORT`` (h2c on the HTTP port);
+on asyncio it is hypercorn's listener beside uvicorn, as ``serve(grpc_port=…)`` runs it.
 """
 
 import signal
 import sys
 from collections.abc import AsyncIterator
+from functools import partial
 
 import anyio
 
@@ -55,22 +58,25 @@ def served_store(url: str) -> AsyncStore:
     return open_store(url)
 
 
-def engine(store: AsyncStore | None = None) -> Engine:
+def engine(store: AsyncStore | None = None, grpc_port: int | None = None) -> Engine:
     """The engine both loops serve (the in-process benchmarks use it too)."""
-    return build_engine(agent, card=CARD, store=store, streaming=True)
+    return build_engine(agent, card=CARD, store=store, streaming=True, grpc_port=grpc_port)
 
 
-def main(port: int, loop: str, store_url: str) -> None:
+def main(port: int, loop: str, store_url: str, grpc_port: int | None = None) -> None:
     store = served_store(store_url)
     try:
         sock = bind_socket("127.0.0.1", port)
+        own = grpc_port is not None and grpc_port != port
+        grpc_sock = bind_socket("127.0.0.1", grpc_port) if own and grpc_port else None
         tune_gc()  # as serve() does
         if loop == "trio":
             import trio
 
             from a2a_adapters import trio as adapter
 
-            trio.run(adapter.serve_app, adapter.create_app(engine(store)), sock)
+            trio_app = adapter.create_app(engine(store, grpc_port))
+            trio.run(partial(adapter.serve_app, trio_app, sock, grpc_sock=grpc_sock))
         else:
             from a2a_adapters import asyncio as asyncio_adapter
 
@@ -78,9 +84,10 @@ def main(port: int, loop: str, store_url: str) -> None:
             # handlers let the process end normally, so the store below is closed.
             for signum in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(signum, lambda *_: None)
-            app = asyncio_adapter.create_app(engine(store))
+            app = asyncio_adapter.create_app(engine(store, grpc_port))
             backend = {"loop_factory": fast_loop_factory()}
-            anyio.run(asyncio_adapter.serve_app, app, sock, backend_options=backend)
+            serving = partial(asyncio_adapter.serve_app, app, sock, grpc_sock=grpc_sock)
+            anyio.run(serving, backend_options=backend)
     finally:
         # As serve() does for a store it opened: a SQLite file is checkpointed and unlocked.
         close = getattr(store, "close", None)
@@ -90,4 +97,5 @@ def main(port: int, loop: str, store_url: str) -> None:
 
 if __name__ == "__main__":
     loop = sys.argv[2] if len(sys.argv) > 2 else "asyncio"
-    main(int(sys.argv[1]), loop, sys.argv[3] if len(sys.argv) > 3 else "memory")
+    grpc_port = int(sys.argv[4]) if len(sys.argv) > 4 else None
+    main(int(sys.argv[1]), loop, sys.argv[3] if len(sys.argv) > 3 else "memory", grpc_port)

@@ -72,10 +72,28 @@ class FastPath:
             )
         except ClientLeft:
             return None  # half a request is not a request: nothing is decided on it
+        trailers = _takes_trailers(scope, headers)
         if isinstance(response, HttpStream):
-            await _send_stream(response, receive, send)
+            await _send_stream(response, receive, send, trailers)
         else:
-            await _send_response(response, send)
+            if scope.get("http_version") in ("2", "3"):
+                response = _without_connection(response)
+            await _send_response(response, send, trailers)
+
+
+def _without_connection(response: HttpResponse) -> HttpResponse:
+    """HTTP/2 and 3 forbid ``connection`` (the door's "close" after a body left unread): a
+    stream ends by itself, and the connection carries others."""
+    if not any(name == "connection" for name, _ in response.headers):
+        return response
+    kept = tuple((name, value) for name, value in response.headers if name != "connection")
+    return HttpResponse(response.status, kept, response.body, response.trailers)
+
+
+def _takes_trailers(scope: Scope, headers: dict[str, str]) -> bool:
+    """Whether trailers reach this client: HTTP/2 or 3, and it said it reads them (gRPC does;
+    hypercorn sends them only then)."""
+    return scope.get("http_version") in ("2", "3") and headers.get("te") == "trailers"
 
 
 def _path_as_written(scope: Scope) -> str:
@@ -121,21 +139,46 @@ def _encoded(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:
     return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
 
 
-async def _send_response(response: HttpResponse, send: Send) -> None:
-    headers = _encoded(tuple(with_length(response)))
-    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+async def _send_response(response: HttpResponse, send: Send, takes_trailers: bool) -> None:
+    if not response.trailers:
+        headers = _encoded(tuple(with_length(response)))
+        await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        await send({"type": "http.response.body", "body": response.body})
+        return
+    trailers = _encoded(response.trailers)
+    if not takes_trailers:
+        # Where trailers cannot go, they go with the head (gRPC's "trailers-only" form).
+        headers = _encoded(tuple(with_length(response))) + trailers
+        await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        await send({"type": "http.response.body", "body": response.body})
+        return
+    start = {"type": "http.response.start", "status": response.status, "trailers": True}
+    await send({**start, "headers": _encoded(response.headers)})
     await send({"type": "http.response.body", "body": response.body})
+    await send({"type": "http.response.trailers", "headers": trailers, "more_trailers": False})
 
 
-async def _send_stream(stream: HttpStream, receive: Receive, send: Send) -> None:
-    """Send the stream's chunks until it ends or the client leaves (which stops it at once)."""
-    start = {"type": "http.response.start", "status": stream.status}
+#: The end of a gRPC stream that stopped without saying how (its engine went away).
+_CUT = (("grpc-status", "14"), ("grpc-message", "The stream ended early; subscribe again"))
+
+
+async def _send_stream(
+    stream: HttpStream, receive: Receive, send: Send, takes_trailers: bool
+) -> None:
+    """Send the stream's chunks until it ends or the client leaves (which stops it at once),
+    then its trailers (gRPC's status) if it has any."""
+    grpc = dict(stream.headers).get("content-type", "").startswith("application/grpc")
+    trailing = takes_trailers and grpc
+    start = {"type": "http.response.start", "status": stream.status, "trailers": trailing}
     await send({**start, "headers": _encoded(stream.headers)})
     async with anyio.create_task_group() as group, aclosing(stream.body) as chunks:
         group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope)
         async for chunk in chunks:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
+        if trailing:
+            trailers = _encoded(tuple(stream.trailers) or _CUT)
+            await send({"type": "http.response.trailers", "headers": trailers})
         group.cancel_scope.cancel()
 
 

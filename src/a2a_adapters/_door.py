@@ -63,7 +63,10 @@ def _unread(response: HttpResponse, headers: Mapping[str, str]) -> HttpResponse:
     if declared in ("", "0") and "transfer-encoding" not in headers:
         return response  # no body at all: the connection may stay
     return HttpResponse(
-        response.status, (*response.headers, ("connection", "close")), response.body
+        response.status,
+        (*response.headers, ("connection", "close")),
+        response.body,
+        response.trailers,
     )
 
 

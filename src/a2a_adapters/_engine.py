@@ -295,14 +295,16 @@ class Engine:
                     self._streams.pop(number, None)
                     self.server.client_left(number)
 
+                trailers: list[tuple[str, str]] = []
                 body = stream_body(
                     opened,
                     batches,
                     keepalive=self._keepalive,
                     sent=lambda: self._call(self.server.frames_sent, number),
                     closed=closed,
+                    trailers=trailers,
                 )
-                return HttpStream(opened.status, opened.headers, body)
+                return HttpStream(opened.status, opened.headers, body, trailers)
             case None:
                 return _GONE  # the client left: nobody to answer
         raise AssertionError(f"unexpected reply {reply!r}")  # pragma: no cover

@@ -18,6 +18,7 @@ MODULES = {
     "trio": frozenset({"trio", "hypercorn", "quart_trio"}),
     "signing": frozenset({"jwt", "cryptography"}),
     "oidc": frozenset({"jwt", "cryptography"}),
+    "grpc": frozenset({"google", "hypercorn"}),
 }
 
 

@@ -13,7 +13,14 @@ import anyio
 if TYPE_CHECKING:
     from ._engine import Engine
 
-__all__ = ["ENGINES", "EngineFailed", "begin_shutdown", "engine_failure", "until_failed"]
+__all__ = [
+    "ENGINES",
+    "EngineFailed",
+    "begin_shutdown",
+    "engine_failure",
+    "until_failed",
+    "until_ready",
+]
 
 #: Where an application keeps the engines it runs.
 ENGINES = "a2a_engines"
@@ -59,3 +66,9 @@ def engine_failure(app: Any) -> EngineFailed | None:
             failed.__cause__ = engine.failure
             return failed
     return None
+
+
+async def until_ready(app: Any) -> None:
+    """Return once every engine ``app`` runs is ready to handle requests (or has stopped)."""
+    for engine in list(app.extensions.get(ENGINES, ())):
+        await engine.wait_ready()

@@ -8,6 +8,7 @@ import logging
 import math
 import signal
 import socket
+import ssl
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -16,6 +17,7 @@ import attrs
 
 from a2a_core import Agent, Core, CoreConfig, ErrorMapping
 from a2a_core.card import AgentCard, AgentCardSignature, AgentSkill, SecurityRequirement
+from a2a_core.grpc import PayloadCodec
 from a2a_core.store import AsyncStore
 
 from ._agents import AgentRegistry
@@ -23,6 +25,7 @@ from ._auth import Authenticator
 from ._engine import Engine
 from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
 from ._push import PushSender
+from ._tls import TlsFiles
 from .asyncio import bind_socket, create_app, serve_app
 from .stores import MemoryStore, open_store
 
@@ -125,6 +128,7 @@ def build_engine(
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
     card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
+    grpc_port: int | None = None,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -142,7 +146,9 @@ def build_engine(
     :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
     ``"rerun"``: what becomes of a task whose run a restart cut). ``card_signer`` signs every
     card served (an :class:`a2a_adapters.signing.CardSigner`; one with a ``jwks_bytes`` method
-    also has its public keys served at ``/.well-known/jwks.json``).
+    also has its public keys served at ``/.well-known/jwks.json``). ``grpc_port`` serves the gRPC
+    binding too (the ``grpc`` extra), and the card lists it at that port; the server is to
+    listen there (``serve_app``'s ``grpc_sock``, or its own port on trio).
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -172,10 +178,11 @@ def build_engine(
         direct_reply_window=direct_reply_window,
         card_signer=card_signer,
         card_jwks=_jwks_of(card_signer),
+        grpc_port=grpc_port,
     )
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
     return Engine(
-        Core(config),
+        Core(config, grpc=_grpc_payloads() if grpc_port is not None else None),
         store if store is not None else MemoryStore(),  # an empty store is falsy
         registry,
         auth=auth,
@@ -183,6 +190,12 @@ def build_engine(
         keepalive_seconds=keepalive_seconds,
         shutdown_grace=shutdown_grace,
     )
+
+
+def _grpc_payloads() -> PayloadCodec:
+    from .grpc import ProtoPayloads  # the grpc extra: without it, MissingExtra names it
+
+    return ProtoPayloads()
 
 
 def serve(
@@ -214,6 +227,9 @@ def serve(
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
     card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
     sock: socket.socket | None = None,
+    grpc_port: int | None = None,
+    certfile: str | None = None,
+    keyfile: str | None = None,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
@@ -237,9 +253,27 @@ def serve(
     listened on raises :class:`OSError` naming it. ``sock``, a socket listening already
     (inherited from a supervisor such as ``serve --workers``, or systemd), is served on instead
     of binding ``host`` and ``port``.
+
+    ``grpc_port`` serves the gRPC binding (``lf.a2a.v1.A2AService``, the ``grpc`` extra) on that
+    port of ``host`` too (0: any free port), and the card lists it. On trio it may be ``port``
+    itself: hypercorn speaks HTTP/1.1 and HTTP/2 (h2c, prior knowledge) on one port. On
+    asyncio it needs a port of its own (uvicorn has no HTTP/2): hypercorn listens there, in the
+    same loop.
+
+    ``certfile`` and ``keyfile`` (PEM files: the certificate, its chain after it, and its key)
+    make every listener speak TLS: HTTPS, and gRPC over TLS (ALPN ``h2``).
     """
     _check_loop(loop)
     _check_address(host, port)
+    tls = _tls(certfile, keyfile)
+    if grpc_port is not None:
+        _check_address(host, grpc_port)
+        _grpc_payloads()  # the extra is there, or MissingExtra says which to install
+        if loop == "asyncio" and grpc_port == port and port != 0:
+            raise ValueError(
+                f"grpc_port {grpc_port} is the HTTP port: on asyncio gRPC needs a port of its "
+                "own (uvicorn has no HTTP/2); pick another, or serve on trio (loop='trio')"
+            )
     opened = open_store(store) if isinstance(store, str) else None
     given = store if not isinstance(store, str) else None
     try:
@@ -269,6 +303,8 @@ def serve(
             max_task_messages=max_task_messages,
             direct_reply_window=direct_reply_window,
             card_signer=card_signer,
+            grpc_port=grpc_port,
+            tls=tls,
         )
     finally:
         close = getattr(opened, "close", None)
@@ -285,28 +321,59 @@ def _serve_with(
     limits: ConnectionLimits,
     **settings: Any,
 ) -> None:
-    engine = build_engine(agent, card=card, store=store, **settings)
+    grpc_port: int | None = settings.pop("grpc_port", None)
+    tls: TlsFiles | None = settings.pop("tls", None)
+    build_engine(agent, card=card, store=store, **settings)  # every setting checked, first
     raise_fd_limit()  # before the cap is derived from it, and before the line that says we are up
     sock = _listen(*where) if isinstance(where, tuple) else where
     bound_host, bound_port = sock.getsockname()[:2]
+    grpc_sock = None
+    try:
+        asked = where[1] if isinstance(where, tuple) else bound_port
+        same_port = loop == "trio" and grpc_port != 0 and grpc_port in (asked, bound_port)
+        if grpc_port is not None and not same_port:
+            grpc_sock = _listen(bound_host, grpc_port)
+            grpc_port = grpc_sock.getsockname()[1]
+        elif grpc_port is not None:
+            grpc_port = bound_port  # trio: HTTP/2 (h2c) on the HTTP port
+        engine = build_engine(agent, card=card, store=store, grpc_port=grpc_port, **settings)
+        where_to = (bound_host, bound_port, grpc_port)
+        _run(engine, sock, grpc_sock, loop, limits, where_to, tls)
+    finally:
+        sock.close()
+        if grpc_sock is not None:
+            grpc_sock.close()
+
+
+def _run(
+    engine: Engine,
+    sock: socket.socket,
+    grpc_sock: socket.socket | None,
+    loop: str,
+    limits: ConnectionLimits,
+    where: tuple[str, int, int | None],
+    tls: "TlsFiles | None",
+) -> None:
+    bound_host, bound_port, grpc_port = where
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     # coredis says at INFO each time it loads a script into a Redis that lacked it: not news.
     logging.getLogger("coredis").setLevel(logging.WARNING)
     log.info(
-        "A2A server on http://%s:%d/ (card at /.well-known/agent-card.json)",
+        "A2A server on %s://%s:%d/ (card at /.well-known/agent-card.json)",
+        "https" if tls else "http",
         shown_host,
         bound_port,
     )
 
+    if grpc_port is not None:
+        over = "HTTP/2 over TLS" if tls else "HTTP/2"
+        log.info("A2A gRPC (lf.a2a.v1.A2AService, %s) on %s:%d", over, shown_host, grpc_port)
     tune_gc()
-    try:
-        if loop == "trio":
-            _serve_trio(engine, sock, limits)
-        else:
-            _serve_asyncio(engine, sock, limits)
-    finally:
-        sock.close()
+    if loop == "trio":
+        _serve_trio(engine, sock, limits, grpc_sock, tls)
+    else:
+        _serve_asyncio(engine, sock, limits, grpc_sock, tls)
 
 
 #: The event loops :func:`serve` runs on.
@@ -337,6 +404,19 @@ def _listen(host: str, port: int) -> socket.socket:
         shown = f"[{host}]" if ":" in host else host
         reason = error.strerror or str(error)
         raise OSError(error.errno, f"cannot listen on {shown}:{port}: {reason}") from None
+
+
+def _tls(certfile: str | None, keyfile: str | None) -> "TlsFiles | None":
+    """The TLS files, checked now: a certificate and a key that load together, or neither."""
+    if certfile is None and keyfile is None:
+        return None
+    if not certfile or not keyfile:
+        raise ValueError("TLS needs both a certificate (certfile) and its key (keyfile)")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
+    except (OSError, ssl.SSLError) as error:
+        raise ValueError(f"cannot use {certfile!r} with {keyfile!r} for TLS: {error}") from None
+    return TlsFiles(certfile, keyfile)
 
 
 def _checked_auth(auth: Sequence[Authenticator]) -> Sequence[Authenticator]:
@@ -370,7 +450,13 @@ def _seconds(value: float, name: str) -> float:
     return float(value)
 
 
-def _serve_asyncio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -> None:
+def _serve_asyncio(
+    engine: Engine,
+    sock: socket.socket,
+    limits: ConnectionLimits,
+    grpc_sock: socket.socket | None = None,
+    tls: "TlsFiles | None" = None,
+) -> None:
     # uvicorn handles SIGINT/SIGTERM once it serves (it stops gracefully, then re-raises the
     # signal). Until then (the loop and the app are still being made), a signal is remembered
     # here and stops the server as soon as it starts, instead of being lost: a SIGTERM that came
@@ -395,7 +481,17 @@ def _serve_asyncio(engine: Engine, sock: socket.socket, limits: ConnectionLimits
             await stop.wait()
 
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-        runner.run(serve_app(create_app(engine), sock, limits=limits, shutdown_trigger=until_asked))
+        app = create_app(engine)
+        runner.run(
+            serve_app(
+                app,
+                sock,
+                limits=limits,
+                shutdown_trigger=until_asked,
+                grpc_sock=grpc_sock,
+                tls=tls,
+            )
+        )
 
 
 #: Allocations between young-generation collections (CPython's default is 700).
@@ -432,7 +528,13 @@ def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def _serve_trio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -> None:
+def _serve_trio(
+    engine: Engine,
+    sock: socket.socket,
+    limits: ConnectionLimits,
+    grpc_sock: socket.socket | None = None,
+    tls: "TlsFiles | None" = None,
+) -> None:
     import trio
 
     from .trio import create_app, serve_app
@@ -443,6 +545,13 @@ def _serve_trio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -
                 return
 
     async def main() -> None:
-        await serve_app(create_app(engine), sock, shutdown_trigger=until_signalled, limits=limits)
+        await serve_app(
+            create_app(engine),
+            sock,
+            shutdown_trigger=until_signalled,
+            limits=limits,
+            grpc_sock=grpc_sock,
+            tls=tls,
+        )
 
     trio.run(main)

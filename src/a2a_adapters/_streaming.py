@@ -7,18 +7,22 @@ import anyio
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from a2a_core.transport import KEEPALIVE, Frames, StreamOpened
+from a2a_core.transport import Frames, StreamOpened
 
 __all__ = ["HttpStream", "answer_unless_gone", "stream_body"]
 
 
 @attrs.frozen
 class HttpStream:
-    """A response whose body is an async iterator of chunks (an SSE stream)."""
+    """A response whose body is an async iterator of chunks (an SSE stream, or gRPC messages).
+
+    ``trailers`` is filled in when the body ends (gRPC's status): send it after the last chunk.
+    """
 
     status: int
     headers: tuple[tuple[str, str], ...]
     body: AsyncGenerator[bytes, None]
+    trailers: list[tuple[str, str]] = attrs.field(factory=list)
 
 
 async def stream_body(
@@ -28,24 +32,29 @@ async def stream_body(
     keepalive: float,
     sent: Callable[[], Awaitable[None]],
     closed: Callable[[], None],
+    trailers: list[tuple[str, str]],
 ) -> AsyncGenerator[bytes, None]:
-    """The body of a stream: its first frames, then each batch the machine sends, with a
-    keep-alive comment after every ``keepalive`` seconds of silence. Each batch is
-    acknowledged (``sent``) once it has gone out: that is the stream's flow control."""
+    """The body of a stream: its first frames, then each batch the machine sends, with the
+    stream's keep-alive frame (if it has one) after every ``keepalive`` seconds of silence.
+    Each batch is acknowledged (``sent``) once it has gone out: that is the stream's flow
+    control. The trailers of its end go into ``trailers``."""
     try:
         for frame in opened.frames:
             yield frame
         if opened.ended:
+            trailers.extend(opened.trailers)
             return
+        wait = keepalive if opened.keepalive else float("inf")
         while True:
-            with anyio.move_on_after(keepalive) as quiet:
+            with anyio.move_on_after(wait) as quiet:
                 batch = await batches.receive()
             if quiet.cancelled_caught:
-                yield KEEPALIVE
+                yield opened.keepalive
                 continue
             for frame in batch.frames:
                 yield frame
             if batch.ended:
+                trailers.extend(batch.trailers)
                 return
             await sent()
     except anyio.EndOfStream:

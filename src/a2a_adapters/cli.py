@@ -95,6 +95,20 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--host", default="127.0.0.1", help="address to listen on")
     run.add_argument("--port", type=_port, default=9999, help="port to listen on (0: any free)")
     run.add_argument(
+        "--grpc-port",
+        type=_port,
+        metavar="PORT",
+        help="serve the gRPC binding (lf.a2a.v1.A2AService, HTTP/2; the grpc extra) on PORT too, "
+        "and list it on the card (0: any free; on trio it may be --port itself)",
+    )
+    run.add_argument(
+        "--certfile",
+        metavar="PEM",
+        help="serve over TLS with this certificate (its chain after it): HTTPS, and gRPC over "
+        "TLS; needs --keyfile",
+    )
+    run.add_argument("--keyfile", metavar="PEM", help="the private key of --certfile")
+    run.add_argument(
         "--card",
         help="the agent card: MODULE:OBJECT (an AgentCard) or a JSON file in v1.0 card format",
     )
@@ -201,8 +215,8 @@ def _parser() -> argparse.ArgumentParser:
         "--error-mapping",
         choices=["1.0.1", "1.0.0"],
         default="1.0.1",
-        help="the spec's error-to-HTTP-status table for the REST binding (1.0.0: as the v1.0 "
-        "conformance kit expects)",
+        help="the spec's error-to-status table for the REST and gRPC bindings (1.0.0: as the "
+        "v1.0 conformance kit expects)",
     )
     run.add_argument(
         "--strict-v1-card",
@@ -512,6 +526,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     extended = _load_card(args.extended_card, "--extended-card") if args.extended_card else None
     signer = _card_signer(args)
     if args.workers > 1:
+        if args.grpc_port is not None:
+            _fail("--grpc-port serves from one process: it does not go with --workers")
         if args.store.partition(":")[0] not in SHARED_STORES:
             _fail(
                 f"--workers {args.workers} needs a store the processes can share "
@@ -547,7 +563,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_task_messages=args.max_task_messages,
             card_signer=signer,
             sock=sock,
+            grpc_port=args.grpc_port,
+            certfile=args.certfile,
+            keyfile=args.keyfile,
         )
+    except MissingExtra as missing:
+        _fail(str(missing))
     except EngineFailed as failed:
         # The cause is logged already; exit non-zero so that a supervisor restarts us.
         _fail(str(failed), FAILURE)

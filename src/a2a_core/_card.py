@@ -13,6 +13,7 @@ from collections import OrderedDict
 from datetime import UTC
 from email.utils import format_datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -89,6 +90,15 @@ class CardRenderer:
                     url=root, protocol_binding="HTTP+JSON", protocol_version=PROTOCOL_VERSION
                 )
             )
+        if self._config.grpc_port is not None:
+            # gRPC's interface is a bare host:port (v1.0.1 §5.3), reached over HTTP/2.
+            interfaces.append(
+                AgentInterface(
+                    url=f"{_host_of(root)}:{self._config.grpc_port}",
+                    protocol_binding="GRPC",
+                    protocol_version=PROTOCOL_VERSION,
+                )
+            )
         if self._config.v03:
             # The same endpoint speaks v0.3 too (told apart by method names).
             interfaces.append(
@@ -136,6 +146,12 @@ class CardRenderer:
             if len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
         return rendered
+
+
+def _host_of(url: str) -> str:
+    """The host of ``url`` as it goes before a port (an IPv6 address in brackets)."""
+    host = urlsplit(url).hostname or "localhost"
+    return f"[{host}]" if ":" in host else host
 
 
 def etag_matches(if_none_match: str, etag: str) -> bool:

@@ -103,6 +103,13 @@ def _rpc_path(_: object, attribute: "attrs.Attribute[str]", value: str) -> None:
         raise ValueError(f"{attribute.name} must start with '/', got {value!r}")
 
 
+def _port(_: object, attribute: "attrs.Attribute[int | None]", value: int | None) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 65535:
+        raise ValueError(f"{attribute.name} must be a port from 1 to 65535, got {value!r}")
+
+
 def _base_url(_: object, attribute: "attrs.Attribute[str | None]", value: str | None) -> None:
     if value is None:
         return
@@ -126,6 +133,11 @@ class CoreConfig:
     rpc_path: str = attrs.field(default="/", validator=_rpc_path)
     #: Serve the HTTP+JSON (REST) binding too, at the server's root (``/message:send``, …).
     rest: bool = True
+    #: The port the gRPC binding (``lf.a2a.v1.A2AService``) is served on, which the card then
+    #: lists as ``host:port`` (the host that of ``public_url`` or of the request); ``None``: not
+    #: served. Serving it also takes a payload codec (``Core(config, grpc=...)``), since the
+    #: core itself reads no protobuf.
+    grpc_port: int | None = attrs.field(default=None, validator=_port)
     #: Speak the v0.3 and v0.1 JSON-RPC dialects too, and describe the card in v0.3 terms too.
     v03: bool = True
     #: Add v0.3's fields to the card (``url``, ``protocolVersion``…) so v0.3 clients discover us.

@@ -16,7 +16,8 @@ Agent output and ticks go through steps 2 to 4 only.
 from ._card_model import AgentCard
 from ._config import CoreConfig
 from ._effects import AwaitTask, Decision, Fail, Notify, Push, Respond
-from ._errors import A2AError
+from ._errors import A2AError, UsageError
+from ._grpc import PayloadCodec
 from ._http import Dispatch, HttpFront, HttpRequest, HttpResponse
 from ._inputs import Caller, Input, World
 from ._records import TaskRecord
@@ -30,11 +31,15 @@ __all__ = ["Core"]
 class Core:
     """A sans-IO A2A server: no sockets, no clock, no event loop; just decisions."""
 
-    def __init__(self, config: CoreConfig) -> None:
+    def __init__(self, config: CoreConfig, *, grpc: PayloadCodec | None = None) -> None:
+        """``grpc`` turns gRPC message bytes into ProtoJSON and back: with one, the core
+        serves the gRPC binding too (see ``CoreConfig.grpc_port``)."""
+        if config.grpc_port is not None and grpc is None:
+            raise UsageError("config.grpc_port says gRPC is served: pass its payload codec (grpc=)")
         self.config = config
         self.codec = V1Codec()
         self._reducer = Reducer(config, self.codec)
-        self._front = HttpFront(config, self.codec)
+        self._front = HttpFront(config, self.codec, grpc)
 
     def handle_http(
         self, request: HttpRequest, caller: Caller, base_url: str
@@ -87,9 +92,16 @@ class Core:
         return self._front.render(dispatch, reply)
 
     def stream_headers(self, dispatch: Dispatch | None = None) -> tuple[tuple[str, str], ...]:
-        """The headers of an event-stream response (``text/event-stream``, no caching), and,
-        for ``dispatch``, the extensions active for its call (``A2A-Extensions``)."""
+        """The headers of a streamed response: ``text/event-stream`` with no caching, or, for a
+        gRPC call, gRPC's; for ``dispatch``, with the extensions active for its call."""
         return self._front.stream_headers(dispatch)
+
+    def stream_end(
+        self, dispatch: Dispatch, error: A2AError | None = None
+    ) -> tuple[tuple[bytes, ...], tuple[tuple[str, str], ...]]:
+        """The last frames and the trailers of a stream that ends (having failed with
+        ``error``, if given): an SSE error event, or gRPC's status trailers."""
+        return self._front.stream_end(dispatch, error)
 
     def render_event(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
         """One SSE frame of a stream's event."""

@@ -225,7 +225,7 @@ class Decoder:
         try:
             decoded = self._codec.decode(request_type, transform(rpc.params), "params")
             last_event_id = _last_event_id(request) if operation in STREAMING else None
-            extensions = self._extensions(request, operation, decoded)
+            extensions = self.extensions(request, operation, decoded)
         except A2AError as error:
             raise RpcFailure(rpc.id, error) from None
         call = Call(operation, decoded, caller, last_event_id, dialect, extensions)
@@ -249,13 +249,13 @@ class Decoder:
             params = rest_params(found, request.query, body)
             decoded = self._codec.decode(request_type, params, "")
             last_event_id = _last_event_id(request) if route.operation in STREAMING else None
-            extensions = self._extensions(request, route.operation, decoded)
+            extensions = self.extensions(request, route.operation, decoded)
         except A2AError as error:
             raise RestFailure(error) from None
         call = Call(route.operation, decoded, caller, last_event_id, extensions=extensions)
         return Dispatch(call, None, Binding.REST)
 
-    def _extensions(
+    def extensions(
         self, request: HttpRequest, operation: Operation, decoded: Any
     ) -> frozenset[str]:
         """The extensions the request declares (its header, and a sent message's own); an

@@ -18,7 +18,9 @@ import attrs
 __all__ = [
     "ERROR_CODES",
     "A2AError",
+    "CompressionNotSupportedError",
     "ContentTypeNotSupportedError",
+    "DeadlineExceededError",
     "ErrorCodes",
     "ExtendedAgentCardNotConfiguredError",
     "ExtensionSupportRequiredError",
@@ -48,8 +50,9 @@ ERROR_DOMAIN = "a2a-protocol.org"
 class ErrorCodes:
     """How one error appears on each binding.
 
-    ``http`` is the v1.0.1 mapping (what current clients expect); ``http_v1_0_0`` is the
-    v1.0.0 one, which the v1.0 conformance kit still asserts.
+    ``http`` and ``grpc`` are the v1.0.1 mapping (what current clients expect);
+    ``http_v1_0_0`` and ``grpc_v1_0_0`` the v1.0.0 one, which the v1.0 conformance kit still
+    asserts. ``grpc`` is a ``google.rpc.Code`` name (the REST binding's ``status`` too).
     """
 
     jsonrpc: int
@@ -58,6 +61,7 @@ class ErrorCodes:
     http_v1_0_0: int
     grpc: str
     message: str
+    grpc_v1_0_0: str
 
 
 @attrs.frozen
@@ -182,14 +186,30 @@ class VersionNotSupportedError(A2AError):
     """The requested ``A2A-Version`` is not served here."""
 
 
+class CompressionNotSupportedError(A2AError):
+    """(gRPC) A message compressed with an algorithm the server does not decompress: gRPC
+    answers UNIMPLEMENTED and lists what it accepts in ``grpc-accept-encoding``."""
+
+
+class DeadlineExceededError(A2AError):
+    """(gRPC) The client's ``grpc-timeout`` passed before the call was answered."""
+
+
 def _row(
-    jsonrpc: int, reason: str, http: int, http_v1_0_0: int, grpc: str, message: str
+    jsonrpc: int,
+    reason: str,
+    http: int,
+    http_v1_0_0: int,
+    grpc: str,
+    message: str,
+    grpc_v1_0_0: str = "",
 ) -> ErrorCodes:
-    return ErrorCodes(jsonrpc, reason, http, http_v1_0_0, grpc, message)
+    return ErrorCodes(jsonrpc, reason, http, http_v1_0_0, grpc, message, grpc_v1_0_0 or grpc)
 
 
 #: The single source of every error code. Columns: JSON-RPC code, ErrorInfo reason, HTTP status
-#: (v1.0.1), HTTP status (v1.0.0), gRPC status, default message.
+#: (v1.0.1), HTTP status (v1.0.0), gRPC status (v1.0.1), default message, and the gRPC status of
+#: v1.0.0 where it differs (§5.4 of v1.0.0 said UNIMPLEMENTED for three errors).
 # fmt: off
 ERROR_CODES: Mapping[type[A2AError], ErrorCodes] = {
     ParseError:                          _row(-32700, "INVALID_JSON", 400, 400, "INVALID_ARGUMENT", "Invalid JSON payload"),
@@ -201,13 +221,15 @@ ERROR_CODES: Mapping[type[A2AError], ErrorCodes] = {
     UnavailableError:                    _row(-32603, "UNAVAILABLE", 503, 503, "UNAVAILABLE", "Service unavailable; retry later"),
     TaskNotFoundError:                   _row(-32001, "TASK_NOT_FOUND", 404, 404, "NOT_FOUND", "Task not found"),
     TaskNotCancelableError:              _row(-32002, "TASK_NOT_CANCELABLE", 400, 409, "FAILED_PRECONDITION", "Task cannot be canceled"),
-    PushNotificationNotSupportedError:   _row(-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", 400, 400, "FAILED_PRECONDITION", "Push Notification is not supported"),
-    UnsupportedOperationError:           _row(-32004, "UNSUPPORTED_OPERATION", 400, 400, "FAILED_PRECONDITION", "This operation is not supported"),
+    PushNotificationNotSupportedError:   _row(-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", 400, 400, "FAILED_PRECONDITION", "Push Notification is not supported", "UNIMPLEMENTED"),
+    UnsupportedOperationError:           _row(-32004, "UNSUPPORTED_OPERATION", 400, 400, "FAILED_PRECONDITION", "This operation is not supported", "UNIMPLEMENTED"),
     ContentTypeNotSupportedError:        _row(-32005, "CONTENT_TYPE_NOT_SUPPORTED", 400, 415, "INVALID_ARGUMENT", "Incompatible content types"),
     InvalidAgentResponseError:           _row(-32006, "INVALID_AGENT_RESPONSE", 500, 502, "INTERNAL", "Invalid agent response"),
     ExtendedAgentCardNotConfiguredError: _row(-32007, "EXTENDED_AGENT_CARD_NOT_CONFIGURED", 400, 400, "FAILED_PRECONDITION", "Extended agent card is not configured"),
     ExtensionSupportRequiredError:       _row(-32008, "EXTENSION_SUPPORT_REQUIRED", 400, 400, "FAILED_PRECONDITION", "A required extension is not supported by the client"),
     UnauthenticatedError:                _row(-32600, "UNAUTHENTICATED", 401, 401, "UNAUTHENTICATED", "Missing or invalid credentials"),
-    VersionNotSupportedError:            _row(-32009, "VERSION_NOT_SUPPORTED", 400, 400, "FAILED_PRECONDITION", "Protocol version is not supported"),
+    VersionNotSupportedError:            _row(-32009, "VERSION_NOT_SUPPORTED", 400, 400, "FAILED_PRECONDITION", "Protocol version is not supported", "UNIMPLEMENTED"),
+    CompressionNotSupportedError:        _row(-32600, "COMPRESSION_NOT_SUPPORTED", 415, 415, "UNIMPLEMENTED", "Message compression is not supported"),
+    DeadlineExceededError:               _row(-32603, "DEADLINE_EXCEEDED", 504, 504, "DEADLINE_EXCEEDED", "Deadline exceeded"),
 }
 # fmt: on

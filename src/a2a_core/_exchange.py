@@ -3,6 +3,7 @@ of a request (a :class:`Dispatch`: the decoded call, and how its reply is to be 
 
 import enum
 from collections.abc import Mapping
+from datetime import timedelta
 
 import attrs
 
@@ -35,11 +36,12 @@ class HttpRequest:
 
 @attrs.frozen
 class HttpResponse:
-    """An HTTP response to send as is."""
+    """An HTTP response to send as is (``trailers`` after the body: gRPC's status)."""
 
     status: int
     headers: tuple[tuple[str, str], ...]
     body: bytes = b""
+    trailers: tuple[tuple[str, str], ...] = ()
 
 
 class Binding(enum.Enum):
@@ -47,15 +49,20 @@ class Binding(enum.Enum):
 
     JSONRPC = "JSONRPC"
     REST = "HTTP+JSON"
+    GRPC = "GRPC"
 
 
 @attrs.frozen
 class Dispatch:
-    """A call to run through the store and the reducer; render its reply with ``Core.render``."""
+    """A call to run through the store and the reducer; render its reply with ``Core.render``.
+
+    ``timeout`` is how long the client waits for the reply (gRPC's ``grpc-timeout``), if it said.
+    """
 
     call: Call
     rpc_id: RpcId = None
     binding: Binding = Binding.JSONRPC
+    timeout: timedelta | None = None
 
 
 def json_response(body: bytes, status: int = 200) -> HttpResponse:

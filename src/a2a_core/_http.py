@@ -8,6 +8,8 @@ its reply later. Decoding (``_decoding``) and encoding (``_encoding``, one small
 dialect) are modules of their own; the front routes between them.
 """
 
+import attrs
+
 from ._card import CardRenderer, etag_matches
 from ._config import CoreConfig
 from ._decoding import Decoder, RestFailure
@@ -22,6 +24,7 @@ from ._errors import (
     UnsupportedOperationError,
 )
 from ._exchange import JSON, Binding, Dispatch, HttpRequest, HttpResponse, json_response
+from ._grpc import GrpcFront, PayloadCodec
 from ._inputs import Call, Caller, Dialect, Operation
 from ._json import dumps
 from ._jsonrpc import RpcFailure, RpcId
@@ -47,14 +50,23 @@ JWKS_PATH = "/.well-known/jwks.json"
 
 
 class HttpFront:
-    """Routes HTTP requests and renders replies: the card, JSON-RPC and HTTP+JSON."""
+    """Routes HTTP requests and renders replies: the card, JSON-RPC, HTTP+JSON and (given a
+    payload codec) gRPC."""
 
-    def __init__(self, config: CoreConfig, codec: V1Codec) -> None:
+    def __init__(
+        self, config: CoreConfig, codec: V1Codec, grpc: PayloadCodec | None = None
+    ) -> None:
         self._config = config
         self._codec = codec
         self.cards = CardRenderer(config, codec)
         self._decoder = Decoder(config, codec)
         self._encoder = Encoder(config, codec, self.cards)
+        self._grpc = GrpcFront(config, codec, grpc, self._decoder) if grpc is not None else None
+
+    def _grpc_path(self, path: str) -> GrpcFront | None:
+        """The gRPC front, if ``path`` is a gRPC call's (and gRPC is served)."""
+        grpc = self._grpc
+        return grpc if grpc is not None and grpc.serves(path) else None
 
     def route(self, request: HttpRequest, caller: Caller, base_url: str) -> HttpResponse | Dispatch:
         """Answer ``request`` now, or say which call to run for it."""
@@ -68,7 +80,13 @@ class HttpFront:
                 return _not_allowed("GET, HEAD")
             return self._jwks(request)
         dispatch: Dispatch
-        if path == self._config.rpc_path and request.method == "POST":
+        grpc = self._grpc_path(path)
+        if grpc is not None:
+            routed = grpc.route(request, caller)
+            if isinstance(routed, HttpResponse):
+                return routed
+            dispatch = routed
+        elif path == self._config.rpc_path and request.method == "POST":
             try:
                 dispatch = self._decoder.rpc(request, caller)
             except RpcFailure as failure:
@@ -123,7 +141,7 @@ class HttpFront:
         one with 405). An adapter that shares its server with other routes asks before it
         reads the body."""
         path = path or "/"
-        if path in CARD_PATHS or path == self._config.rpc_path:
+        if path in CARD_PATHS or path == self._config.rpc_path or self._grpc_path(path):
             return True
         if path == JWKS_PATH and self._config.card_jwks is not None:
             return True
@@ -138,18 +156,41 @@ class HttpFront:
 
     def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
         """The HTTP response for a call's final reply, in the binding it came in."""
+        if dispatch.binding is Binding.GRPC and self._grpc is not None:
+            response = self._grpc.render(dispatch, reply)
+            named = self._encoder.extension_headers(dispatch)
+            if named:
+                response = attrs.evolve(response, headers=(*response.headers, *named))
+            return response
         return self._encoder.render(dispatch, reply)
 
     def stream_headers(self, dispatch: Dispatch | None = None) -> tuple[tuple[str, str], ...]:
-        """The headers of an event-stream response (for ``dispatch``: with the extensions
-        active for it)."""
+        """The headers of a streamed response (an event stream, or gRPC's), naming the
+        extensions active for ``dispatch``'s call."""
         if dispatch is None:
             return SSE_HEADERS
-        return (*SSE_HEADERS, *self._encoder.extension_headers(dispatch))
+        named = self._encoder.extension_headers(dispatch)
+        if dispatch.binding is Binding.GRPC and self._grpc is not None:
+            return (*self._grpc.stream_headers(), *named)
+        return (*SSE_HEADERS, *named)
 
     def render_event(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
-        """One SSE frame of a stream's event (empty where the dialect has no such event)."""
+        """One frame of a stream's event: SSE, or a gRPC message (empty where the dialect has
+        no such event)."""
+        if dispatch.binding is Binding.GRPC and self._grpc is not None:
+            return self._grpc.event(dispatch, frame)
         return self._encoder.render_event(dispatch, frame)
+
+    def stream_end(
+        self, dispatch: Dispatch, error: A2AError | None = None
+    ) -> tuple[tuple[bytes, ...], tuple[tuple[str, str], ...]]:
+        """How a stream ends: its last frames and its trailers. An SSE stream that failed ends
+        with an error event; a gRPC stream ends with its status in trailers (OK, or the error)."""
+        if dispatch.binding is Binding.GRPC and self._grpc is not None:
+            return (), self._grpc.trailers(error)
+        if error is None:
+            return (), ()
+        return (self._encoder.render_stream_error(dispatch, error),), ()
 
     def event_payload(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
         """One event's JSON, without SSE framing."""
@@ -196,6 +237,9 @@ class HttpFront:
         ``google.rpc.Status`` on an HTTP+JSON route, a JSON-RPC error anywhere else."""
         limit = self._config.max_body_bytes
         error = PayloadTooLargeError(f"Request body too large: the limit is {limit} bytes")
+        grpc = self._grpc_path(path)
+        if grpc is not None:
+            return grpc.error(error)
         rest = self._config.rest and path not in ("", self._config.rpc_path)
         if rest and match_rest("POST", path) is not None:
             return self._encoder.rest_error(error)
@@ -209,12 +253,18 @@ class HttpFront:
             "Missing or invalid credentials: see WWW-Authenticate and the agent card"
         )
         path = request.path or "/"
-        if self._config.rest and path != self._config.rpc_path and match_rest(request.method, path):
+        grpc = self._grpc_path(path)
+        if grpc is not None:
+            response = grpc.error(error)
+        elif (
+            self._config.rest and path != self._config.rpc_path and match_rest(request.method, path)
+        ):
             response = self._encoder.rest_error(error)
         else:
             response = self._encoder.render_error(None, error)
         extra = tuple(("www-authenticate", challenge) for challenge in challenges)
-        return HttpResponse(response.status, (*response.headers, *extra), response.body)
+        headers = (*response.headers, *extra)
+        return HttpResponse(response.status, headers, response.body, response.trailers)
 
     def notification(self, push: Push, attempts: int = 0) -> Notify:
         """One webhook delivery: the event as a v1.0 ``StreamResponse``, with the config's
@@ -252,6 +302,9 @@ class HttpFront:
         """The answer to a request the adapter failed to handle (the server's fault, not the
         client's): -32603 on JSON-RPC, a ``google.rpc.Status`` with 500 on an HTTP+JSON route."""
         error = InternalError(f"Internal error: {message}")
+        grpc = self._grpc_path(path)
+        if grpc is not None:
+            return grpc.error(error)
         if self._config.rest and path not in ("", self._config.rpc_path):
             return self._encoder.rest_error(error)
         return self._encoder.render_error(None, error)

@@ -71,7 +71,7 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, assert_never
+from typing import Any, TypeGuard, assert_never
 
 import attrs
 
@@ -88,11 +88,13 @@ from ._effects import (
     StartRun,
     StopRun,
 )
-from ._errors import InternalError, UnavailableError
+from ._errors import A2AError, DeadlineExceededError, InternalError, UnavailableError
+from ._exchange import Binding
 from ._http import Dispatch, HttpRequest, HttpResponse
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Rerun, Tick, World
 from ._records import TaskRecord
 from ._sends import last_user_message
+from ._sse import KEEPALIVE
 from ._storage import (
     Delete,
     LoggedEvent,
@@ -127,6 +129,8 @@ __all__ = [
 MAX_ATTEMPTS = 16
 #: After an expiry sweep failed, how long before the next try.
 TICK_RETRY = timedelta(seconds=1)
+#: What a gRPC stream's client is told when the server stops (an SSE client just reconnects).
+_STOPPING = "The server is stopping; subscribe to the task again"
 #: What a client is told while the store cannot be reached.
 STORE_AWAY = "The task store is unavailable"
 #: How many tasks a restart's recovery reads at a time.
@@ -166,23 +170,28 @@ class Answer:
 @attrs.frozen
 class StreamOpened:
     """Exchange ``exchange`` is answered with a stream: send this head and ``frames`` now;
-    later frames come as :class:`Frames`. ``ended``: the stream is complete already."""
+    later frames come as :class:`Frames`. ``ended``: the stream is complete already (then send
+    ``trailers`` after the frames). ``keepalive`` is what to send after a long silence (an SSE
+    comment; nothing on gRPC, whose keep-alive is HTTP/2's own PING)."""
 
     exchange: int
     status: int
     headers: tuple[tuple[str, str], ...]
     frames: tuple[bytes, ...]
     ended: bool
+    trailers: tuple[tuple[str, str], ...] = ()
+    keepalive: bytes = KEEPALIVE
 
 
 @attrs.frozen
 class Frames:
     """More of the streamed response to exchange ``exchange`` (in order); ``ended``: send nothing
-    more, close it."""
+    more but ``trailers`` (gRPC's status), and close it."""
 
     exchange: int
     frames: tuple[bytes, ...]
     ended: bool
+    trailers: tuple[tuple[str, str], ...] = ()
 
 
 @attrs.frozen
@@ -375,6 +384,8 @@ class Server:
         self._streams: dict[int, _Follower] = {}
         #: The streams holding a snapshot back until a time (see ``release``).
         self._held: dict[int, _Follower] = {}
+        #: The deadline a client gave its exchange (gRPC's ``grpc-timeout``), until answered.
+        self._due: dict[int, datetime] = {}
         self._runs: dict[str, int] = {}
         # Per task, this server's commits that write it and are not answered yet; and those
         # tasks that moved meanwhile, to be looked at again once the last is (``_answered``).
@@ -431,6 +442,8 @@ class Server:
         if isinstance(routed, HttpResponse):
             self._act(Answer(number, routed))
         else:
+            if routed.timeout is not None:
+                self._due[number] = now + routed.timeout
             self._deciding.add(number)
             self._start(_Job(routed.call, number, routed), now)
         self._settle(now)
@@ -487,7 +500,29 @@ class Server:
             due = follower.cursor.release_at
             if due is not None and due <= now:
                 self._deliver(follower, release(follower.cursor, now), now)
+        self._expire_deadlines(now)
         self._settle(now)
+
+    def _expire_deadlines(self, now: datetime) -> None:
+        """Answer DEADLINE_EXCEEDED to the waits and streams whose client's deadline passed.
+        A call still being decided then is answered when it is (its client has stopped
+        waiting, and nothing is held for it): its deadline is simply dropped, never kept past
+        due, where it would have the timer wake at once, again and again."""
+        for exchange, due in list(self._due.items()):
+            if due > now:
+                continue
+            del self._due[exchange]
+            error = DeadlineExceededError(
+                "Deadline exceeded: the client's grpc-timeout passed before the call was done"
+            )
+            waiter = self._exchanges.pop(exchange, None)
+            follower = self._streams.get(exchange)
+            if waiter is not None:
+                _discard(self._waiters, waiter.wait.task_id, waiter)
+                self._touch(waiter.wait.task_id)
+                self._act(Answer(exchange, self.core.render(waiter.dispatch, Fail(error))))
+            elif follower is not None:
+                self._end(follower, (), error)
 
     def notified(self, task_id: str, config_id: str, seq: int, now: datetime) -> None:
         """The :class:`Notify` of event ``seq`` was delivered, or given up on for good: it
@@ -534,6 +569,7 @@ class Server:
         """The client of ``exchange`` (a waiting request, or a stream) went away: nothing more
         is kept or sent for it. What it asked for goes on (a created task still runs)."""
         self._deciding.discard(exchange)
+        self._due.pop(exchange, None)
         waiter = self._exchanges.pop(exchange, None)
         if waiter is not None:
             _discard(self._waiters, waiter.wait.task_id, waiter)
@@ -592,7 +628,10 @@ class Server:
         a record of why. Runs under way may still finish (see :meth:`abandon_runs`)."""
         self._closing = True
         for follower in list(self._streams.values()):
-            self._end(follower, ())
+            # An SSE client resumes with Last-Event-ID; a gRPC stream has no such thing, and
+            # ending it OK would say the task is done: it hears to call again (UNAVAILABLE).
+            grpc = follower.dispatch.binding is Binding.GRPC
+            self._end(follower, (), UnavailableError(_STOPPING) if grpc else None)
         self._settle(now)
 
     def abandon_runs(self, now: datetime) -> None:
@@ -621,6 +660,9 @@ class Server:
             release_at = follower.cursor.release_at
             if release_at is not None and (due is None or release_at < due):
                 due = release_at
+        for deadline in self._due.values():
+            if due is None or deadline < due:
+                due = deadline
         return due
 
     @property
@@ -651,6 +693,8 @@ class Server:
 
     def _act(self, action: Action) -> None:
         self._actions.append(action)
+        if self._due and _answers(action):
+            self._due.pop(action.exchange, None)  # answered: its deadline is no more
 
     def _store(self, op: int, action: Read | Commit) -> None:
         self._pending[op] = action
@@ -814,7 +858,7 @@ class Server:
                         if unavailable
                         else InternalError("The stream failed: the server could not read the task")
                     )
-                    self._end(follower, (self.core.render_stream_error(follower.dispatch, error),))
+                    self._end(follower, (), error)
             case _Verify(exchange=exchange):
                 self._answer_error(exchange, why, unavailable)
             case _Check(task_id=task_id):
@@ -1141,14 +1185,17 @@ class Server:
         follower = _Follower(exchange, dispatch, step.cursor)
         frames = self._render(follower, step.frames)
         headers = self.core.stream_headers(dispatch)
+        keepalive = b"" if dispatch.binding is Binding.GRPC else KEEPALIVE
         if step.cursor.done:
-            self._act(StreamOpened(exchange, 200, headers, frames, ended=True))
+            tail, trailers = self.core.stream_end(dispatch)
+            frames += tail
+            self._act(StreamOpened(exchange, 200, headers, frames, True, trailers, keepalive))
             return
         self._streams[exchange] = follower
         self._followers.setdefault(opened.task_id, []).append(follower)
         self._touch(opened.task_id)
         self._moved(follower, step.cursor)
-        self._act(StreamOpened(exchange, 200, headers, frames, ended=False))
+        self._act(StreamOpened(exchange, 200, headers, frames, False, keepalive=keepalive))
         # Events may have been committed since the decision's snapshot: the log has them.
         self._read_log(follower, now)
 
@@ -1183,8 +1230,11 @@ class Server:
                 self.stalls += 1
                 follower.behind = True  # it reads the log once what it has is sent
 
-    def _end(self, follower: _Follower, frames: tuple[bytes, ...]) -> None:
-        self._act(Frames(follower.exchange, frames, ended=True))
+    def _end(
+        self, follower: _Follower, frames: tuple[bytes, ...], error: A2AError | None = None
+    ) -> None:
+        tail, trailers = self.core.stream_end(follower.dispatch, error)
+        self._act(Frames(follower.exchange, frames + tail, ended=True, trailers=trailers))
         self.client_left(follower.exchange)
 
     def _read_log(self, follower: _Follower, now: datetime) -> None:
@@ -1220,6 +1270,16 @@ class Server:
     def _wake_by(self, due: datetime | None) -> None:
         if due is not None and (self._tick_at is None or due < self._tick_at):
             self._tick_at = due
+
+
+def _answers(action: Action) -> TypeGuard[Answer | StreamOpened | Frames]:
+    """Whether ``action`` is the end of its exchange's answer."""
+    match action:
+        case Answer():
+            return True
+        case StreamOpened(ended=ended) | Frames(ended=ended):
+            return ended
+    return False
 
 
 def _store_error(why: str, unavailable: bool) -> InternalError | UnavailableError:

@@ -7,7 +7,9 @@ Raise one from an agent or a store to answer that error in the caller's binding 
 from ._errors import (
     ERROR_CODES,
     A2AError,
+    CompressionNotSupportedError,
     ContentTypeNotSupportedError,
+    DeadlineExceededError,
     ErrorCodes,
     ExtendedAgentCardNotConfiguredError,
     ExtensionSupportRequiredError,
@@ -32,7 +34,9 @@ from ._errors import (
 __all__ = [
     "ERROR_CODES",
     "A2AError",
+    "CompressionNotSupportedError",
     "ContentTypeNotSupportedError",
+    "DeadlineExceededError",
     "ErrorCodes",
     "ExtendedAgentCardNotConfiguredError",
     "ExtensionSupportRequiredError",

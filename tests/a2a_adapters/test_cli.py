@@ -13,7 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import grpc
 import pytest
+from a2a.types import a2a_pb2 as pb
+from a2a.types import a2a_pb2_grpc
 
 from a2a_adapters.asyncio import bind_socket
 from a2a_adapters.cli import main
@@ -554,3 +557,46 @@ def test_make_serve_gives_the_echo_card_to_the_echo_agent_only(tmp_path: Path) -
         assert server.process.wait(STOP_TIMEOUT) == 0
     assert [skill["id"] for skill in card["skills"]] == ["upper", "count"]
     assert status_text(task) == "HELLO"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--port", "9999", "--grpc-port", "9999"], "on asyncio gRPC needs a port of its own"),
+        (["--grpc-port", "70000"], "argument --grpc-port: 70000 is not from 0 to 65535"),
+        (["--certfile", "cert.pem"], "TLS needs both a certificate (certfile) and its key"),
+        (["--certfile", "no.pem", "--keyfile", "no.key"], "cannot use 'no.pem' with 'no.key'"),
+        (["--grpc-port", "0", "--workers", "2"], "--grpc-port serves from one process"),
+    ],
+)
+def test_grpc_and_tls_mistakes_are_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "examples.echo:agent", "--store", "memory", *args])
+    assert exited.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert message in lines[0]
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "trio"])
+def test_grpc_port_serves_grpc_listed_on_the_card_and_stops_on_sigterm(loop: str) -> None:
+    args = ["examples.echo:agent", "--port", "0", "--grpc-port", "0", "--loop", loop]
+    with serving(args) as server:
+        url = server.wait_for_url()
+        (target,) = [
+            i["url"] for i in card_of(url)["supportedInterfaces"] if i["protocolBinding"] == "GRPC"
+        ]
+        with grpc.insecure_channel(target) as channel:
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
+            request = pb.SendMessageRequest(
+                message=pb.Message(
+                    message_id=new_id(), role=pb.ROLE_USER, parts=[pb.Part(text="hi")]
+                )
+            )
+            sent = stub.SendMessage(request, metadata=(("a2a-version", "1.0"),), timeout=10)
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(STOP_TIMEOUT) == 0
+    assert sent.task.status.state == pb.TASK_STATE_COMPLETED
+    assert any("A2A gRPC" in line for line in server.log)

@@ -39,7 +39,9 @@ from a2a_core import (
     working,
 )
 from a2a_core._errors import (
+    CompressionNotSupportedError,
     ContentTypeNotSupportedError,
+    DeadlineExceededError,
     ExtendedAgentCardNotConfiguredError,
     ExtensionSupportRequiredError,
     InvalidRequestError,
@@ -948,6 +950,8 @@ HTTP_STATUS: dict[type[A2AError], tuple[int, int]] = {
     UnavailableError: (503, 503),
     PayloadTooLargeError: (413, 413),
     UnauthenticatedError: (401, 401),
+    CompressionNotSupportedError: (415, 415),
+    DeadlineExceededError: (504, 504),
 }
 #: ErrorInfo reasons of the A2A errors (spec v1.0 §5.4).
 A2A_REASONS: dict[type[A2AError], str] = {

@@ -31,14 +31,16 @@ import asyncio
 import socket
 from asyncio import TimerHandle
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import uvicorn
 from quart import Quart
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed
+from a2a_adapters._extras import needs
+from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed, until_ready
 from a2a_adapters._limits import DEFAULT_LIMITS, REFUSAL_LINGER, ConnectionLimits, Gate, refusal
+from a2a_adapters._tls import TlsFiles
 
 __all__ = ["serve_app"]
 
@@ -50,6 +52,8 @@ async def serve_app(
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
     graceful_timeout: float = 5.0,
     limits: ConnectionLimits = DEFAULT_LIMITS,
+    grpc_sock: socket.socket | None = None,
+    tls: TlsFiles | None = None,
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or a signal stops it).
 
@@ -57,6 +61,11 @@ async def serve_app(
     are closed at once. ``limits`` bounds what each client may make the server hold. If an
     engine of the app fails, the server stops and this raises
     :class:`~a2a_adapters.EngineFailed` (the process should exit non-zero and be restarted).
+
+    uvicorn speaks HTTP/1.1 only, and gRPC needs HTTP/2: ``grpc_sock``, a second listening
+    socket, serves the same application on hypercorn's asyncio worker, in the same loop, from
+    the moment its engines are ready until uvicorn stops. With ``tls`` (a certificate and its
+    key) both listeners speak TLS only (HTTPS; gRPC with ALPN ``h2``).
     """
     config = uvicorn.Config(
         app,
@@ -68,6 +77,8 @@ async def serve_app(
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=max(1, round(graceful_timeout)),
+        ssl_certfile=tls.certfile if tls else None,
+        ssl_keyfile=tls.keyfile if tls else None,
     )
     loop = asyncio.get_running_loop()
     server = _Server(config, on_exit=lambda: loop.call_soon_threadsafe(begin_shutdown, app))
@@ -86,14 +97,49 @@ async def serve_app(
         asyncio.create_task(stop_when_triggered()),
         asyncio.create_task(stop_when_an_engine_fails()),
     ]
+    stopped = asyncio.Event()
+    second = None
+    if grpc_sock is not None:
+        second = asyncio.create_task(
+            _serve_h2(app, grpc_sock, stopped.wait, limits, graceful_timeout, tls)
+        )
     try:
         await server.serve(sockets=[sock])
     finally:
         for watcher in watchers:
             watcher.cancel()
+        stopped.set()
+        if second is not None:
+            await second
     failure = engine_failure(app)
     if failure is not None:
         raise failure
+
+
+async def _serve_h2(
+    app: Quart,
+    sock: socket.socket,
+    stopped: Callable[[], Awaitable[Any]],
+    limits: ConnectionLimits,
+    graceful_timeout: float,
+    tls: TlsFiles | None,
+) -> None:
+    """The same application on hypercorn (HTTP/2, for gRPC), on ``sock``, until ``stopped``."""
+    with needs("grpc", "gRPC on the asyncio adapter"):  # the asyncio extra has no hypercorn
+        from hypercorn.app_wrappers import ASGIWrapper
+        from hypercorn.asyncio.run import worker_serve
+        from hypercorn.config import Sockets
+
+        from a2a_adapters._hypercorn import hypercorn_config, without_lifespan
+
+    await until_ready(app)  # a call before the engine runs could not be answered
+    config = hypercorn_config(limits, graceful_timeout, tls)
+    # hypercorn closes the sockets it serves: give it a duplicate, ``sock`` stays the caller's.
+    served = [sock.dup()]
+    secure, insecure = (served, []) if tls else ([], served)
+    sockets = Sockets(secure_sockets=secure, insecure_sockets=insecure, quic_sockets=[])
+    asgi = ASGIWrapper(cast(Any, without_lifespan(cast(Any, app.asgi_app))))
+    await worker_serve(asgi, config, sockets=sockets, shutdown_trigger=stopped)
 
 
 class _Server(uvicorn.Server):

@@ -24,7 +24,6 @@ Errors of the application go to the ``hypercorn.error`` logger (which hypercorn 
 give a handler of its own, or none), so they reach Python logging with their tracebacks.
 """
 
-import logging
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping
 from functools import partial
@@ -40,6 +39,7 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState
 from quart_trio import QuartTrio
 
+from a2a_adapters._hypercorn import hypercorn_config
 from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed
 from a2a_adapters._limits import (
     DEFAULT_LIMITS,
@@ -49,6 +49,7 @@ from a2a_adapters._limits import (
     refusal,
     refusal_parts,
 )
+from a2a_adapters._tls import TlsFiles
 
 __all__ = ["serve_app"]
 
@@ -66,6 +67,8 @@ async def serve_app(
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
     graceful_timeout: float = 5.0,
     limits: ConnectionLimits = DEFAULT_LIMITS,
+    grpc_sock: socket.socket | None = None,
+    tls: TlsFiles | None = None,
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or forever).
 
@@ -73,12 +76,14 @@ async def serve_app(
     are closed at once. ``limits`` bounds what each client may make the server hold. If an
     engine of the app fails, the server stops and this raises
     :class:`~a2a_adapters.EngineFailed` (the process should exit non-zero and be restarted).
+
+    hypercorn speaks HTTP/2 with prior knowledge (h2c) on the same port as HTTP/1.1, so gRPC
+    calls reach ``sock`` too; ``grpc_sock``, a second listening socket, serves the same
+    application (gRPC on a port of its own), under the same limits. With ``tls`` (a certificate
+    and its key) every listener speaks TLS only (HTTPS; gRPC with ALPN ``h2``).
     """
-    config = Config()
-    config.graceful_timeout = graceful_timeout
-    config.h11_max_incomplete_size = limits.max_header_bytes
-    config.accesslog = None
-    config.errorlog = logging.getLogger("hypercorn.error")
+    config = hypercorn_config(limits, graceful_timeout, tls)
+    ssl_context = config.create_ssl_context() if tls is not None else None
     asgi = ASGIWrapper(cast(Any, _RequestLimits(cast(ASGIApp, app), limits)))
     lifespan_state: dict[str, Any] = {}
     lifespan = Lifespan(asgi, config, lifespan_state)
@@ -86,7 +91,11 @@ async def serve_app(
     gate = Gate(limits.connection_cap())
     # The listener closes its socket when it is done; give it a duplicate so ``sock`` (already
     # listening, with its own backlog) stays the caller's.
-    listener = trio.SocketListener(trio.socket.from_stdlib_socket(sock.dup()))
+    listeners = [
+        trio.SocketListener(trio.socket.from_stdlib_socket(each.dup()))
+        for each in (sock, grpc_sock)
+        if each is not None
+    ]
 
     async with trio.open_nursery() as lifespan_nursery:
         await lifespan_nursery.start(lifespan.handle_lifespan)
@@ -101,17 +110,21 @@ async def serve_app(
                 return
             watched = _Watched(stream)
             live.add(watched)
+            served: trio.abc.Stream = watched
+            if ssl_context is not None:
+                # hypercorn does the handshake (within its timeout) and reads the ALPN choice.
+                served = trio.SSLStream(watched, ssl_context, server_side=True)
             try:
-                await _Connection(asgi, config, context, state, watched, limits).run()
+                await _Connection(asgi, config, context, state, served, watched, limits).run()
             finally:
                 live.discard(watched)
                 gate.release()
 
         async with trio.open_nursery() as connections:
             try:
-                async with listener, trio.open_nursery() as accepting:
+                async with trio.open_nursery() as accepting:
                     serve = partial(trio.serve_listeners, handler_nursery=connections)
-                    accepting.start_soon(serve, handle, [listener])
+                    accepting.start_soon(serve, handle, listeners)
                     await _until_either(shutdown_trigger or trio.sleep_forever, app)
                     begin_shutdown(app)  # streams end now; runs get the graceful period
                     accepting.cancel_scope.cancel()
@@ -226,11 +239,12 @@ class _Connection(TCPServer):
         config: Config,
         context: WorkerContext,
         state: ConnectionState,
-        stream: _Watched,
+        stream: trio.abc.Stream,
+        watched: _Watched,
         limits: ConnectionLimits,
     ) -> None:
         super().__init__(app, config, context, state, cast(Any, stream))
-        self._watched = stream
+        self._watched = watched
         self._limits = limits
 
     async def _idle_timeout(self) -> None:
