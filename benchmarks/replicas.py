@@ -14,7 +14,10 @@ and measures:
    ``CLOCK_MONOTONIC`` is the machine's, the same in every process); a client holds an SSE
    stream (SubscribeToTask) on replica B and takes each update's arrival minus its stamp. The
    same for two SDK servers, A running the task and B streaming it, with the SDK's default
-   poll (0.5 s) and polling every 10 ms;
+   poll (0.5 s) and polling every 10 ms. Beside them, the floor under ours: a bare PUBLISH from
+   one process to a subscriber in another on the same Redis, as many messages as far apart,
+   with coredis at both ends (what our replicas use) and with raw RESP on plain sockets
+   (``benchmarks.doorbell``);
 2. **throughput of blocking sends** (the echo agent completes at once) at a fixed concurrency,
    round-robin over 1, 2 and 3 replicas (request ``n`` to replica ``n mod R``), and our single
    server on SQLite (``synchronous=FULL``) and on memory, each store holding the tasks of part 3
@@ -47,7 +50,7 @@ import anyio
 import coredis
 import httpx
 
-from benchmarks import calls
+from benchmarks import calls, doorbell
 from benchmarks.harness import (
     Launch,
     Served,
@@ -338,7 +341,9 @@ def measure(sizes: Sizes, parts: Sequence[str] = PARTS) -> dict[str, Any]:
                 for reference in references:
                     calls.fill(reference.url, sizes.stored, max_seconds=600)
             if "latency" in parts:
-                measured["latency"] = _latencies(replicas, servers["sdk A"], folder, sizes)
+                measured["latency"] = _latencies(
+                    replicas, servers["sdk A"], folder, sizes, redis.url
+                )
                 measured["commands"].update(measured["latency"].pop("commands"))
             if "throughput" in parts:
                 measured["throughput"] = runs = []
@@ -365,10 +370,15 @@ def measure(sizes: Sizes, parts: Sequence[str] = PARTS) -> dict[str, Any]:
 
 
 def _latencies(
-    replicas: Sequence[Served], sdk_a: Served, folder: str, sizes: Sizes
+    replicas: Sequence[Served], sdk_a: Served, folder: str, sizes: Sizes, redis_url: str
 ) -> dict[str, Any]:
-    """Ours from the first replica to the second; the SDK's from A to a B of each poll."""
+    """Ours from the first replica to the second; the SDK's from A to a B of each poll; the
+    bare doorbell on the same Redis, through coredis and through raw sockets."""
     found: dict[str, Any] = {"ours": _latency(replicas[0], replicas[1], sizes)}
+    for client in doorbell.CLIENTS:
+        found[f"doorbell {client}"] = doorbell.floor(
+            redis_url, client, sizes.ticks, sizes.spacing_ms
+        )
     launches = [
         _sdk(f"sdk B ({poll})", f"cluster:{Path(folder) / 'sdk.db'}" + _poll(value))
         for poll, value in SDK_POLLS.items()
@@ -403,6 +413,10 @@ def rows(measured: dict[str, Any], sizes: Sizes) -> list[Row]:
         for name in ("p50", "p99"):
             label = f"… {name}, the SDK polling every 10 ms"
             found.append(row(label, "ms", "latency", **{THEIRS: fast[f"{name}_ms"]}))
+        for client, what in (("coredis", "coredis"), ("raw", "raw sockets")):
+            bare = latency[f"doorbell {client}"]
+            label = f"… p50, a bare PUBLISH to a subscriber: {what}"
+            found.append(row(label, "ms", "latency", ours=bare["p50_ms"], detail=bare))
     for run in measured.get("throughput", []):
         label = f"blocking send c={sizes.concurrency}, {run['label']}"
         found.append(row(label, "req/s", "throughput", ours=run["rps"], detail=run))

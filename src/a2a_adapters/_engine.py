@@ -179,6 +179,13 @@ class Engine:
                     await group.start(self.bus.run, self._rang)
                 if self.push is not None:
                     group.start_soon(self.push.run)
+                for authenticator in self.auth:
+                    # One that keeps state of its own (an issuer's keys) runs beside the engine.
+                    keep: Callable[..., Coroutine[Any, Any, None]] | None = getattr(
+                        authenticator, "run", None
+                    )
+                    if callable(keep):
+                        await group.start(keep)
                 await self._call(self.server.tick)  # sweeps what expired while we were down
                 self._ready.set()
                 task_status.started()

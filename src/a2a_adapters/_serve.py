@@ -16,7 +16,7 @@ from typing import Any, Literal
 import attrs
 
 from a2a_core import Agent, Core, CoreConfig, ErrorMapping
-from a2a_core.card import AgentCard, AgentSkill, SecurityRequirement
+from a2a_core.card import AgentCard, AgentCardSignature, AgentSkill, SecurityRequirement
 from a2a_core.grpc import PayloadCodec
 from a2a_core.store import AsyncStore
 
@@ -127,6 +127,7 @@ def build_engine(
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
+    card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
     grpc_port: int | None = None,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
@@ -143,9 +144,11 @@ def build_engine(
     ``max_json_items``, ``max_message_parts``, ``max_task_messages``) and
     ``direct_reply_window`` (seconds a streamed send holds its task for a direct reply) are the
     :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
-    ``"rerun"``: what becomes of a task whose run a restart cut). ``grpc_port`` serves the gRPC
-    binding too (the ``grpc`` extra), and the card lists it at that port; the server is to
-    listen there (``serve_app``'s ``grpc_sock``, or its own port on trio).
+    ``"rerun"``: what becomes of a task whose run a restart cut). ``card_signer`` signs every
+    card served (an :class:`a2a_adapters.signing.CardSigner`; one with a ``jwks_bytes`` method
+    also has its public keys served at ``/.well-known/jwks.json``). ``grpc_port`` serves the
+    gRPC binding too (the ``grpc`` extra), and the card lists it at that port; the server is
+    to listen there (``serve_app``'s ``grpc_sock``, or its own port on trio).
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -173,6 +176,8 @@ def build_engine(
         max_message_parts=max_message_parts,
         max_task_messages=max_task_messages,
         direct_reply_window=direct_reply_window,
+        card_signer=card_signer,
+        card_jwks=_jwks_of(card_signer),
         grpc_port=grpc_port,
     )
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
@@ -220,6 +225,7 @@ def serve(
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
+    card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
     sock: socket.socket | None = None,
     grpc_port: int | None = None,
     certfile: str | None = None,
@@ -296,6 +302,7 @@ def serve(
             max_message_parts=max_message_parts,
             max_task_messages=max_task_messages,
             direct_reply_window=direct_reply_window,
+            card_signer=card_signer,
             grpc_port=grpc_port,
             tls=tls,
         )
@@ -427,6 +434,12 @@ def _checked_auth(auth: Sequence[Authenticator]) -> Sequence[Authenticator]:
                 f"got a {type(each).__name__}"
             )
     return auth
+
+
+def _jwks_of(signer: object) -> bytes | None:
+    """The JWKS a signer publishes for its signatures' ``jku``, if it has one."""
+    jwks = getattr(signer, "jwks_bytes", None)
+    return jwks() if callable(jwks) else None
 
 
 def _seconds(value: float, name: str) -> float:

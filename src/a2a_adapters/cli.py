@@ -10,7 +10,7 @@ import socket
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from a2a_core.card import AgentCard
 from a2a_core.errors import A2AError
@@ -154,6 +154,40 @@ def _parser() -> argparse.ArgumentParser:
         help="accept 'X-API-Key: KEY' as principal NAME (repeatable)",
     )
     run.add_argument(
+        "--jwt-issuer",
+        metavar="URL",
+        help="accept bearer JWTs from this issuer (OpenID Connect: its keys are found through "
+        "URL/.well-known/openid-configuration unless --jwt-jwks-url names them; needs the oidc "
+        "extra)",
+    )
+    run.add_argument(
+        "--jwt-audience",
+        action="append",
+        default=[],
+        metavar="AUDIENCE",
+        help="the audience a JWT must name (repeatable: any one of them; needed with --jwt-issuer)",
+    )
+    run.add_argument("--jwt-jwks-url", metavar="URL", help="where the issuer's JWKS is")
+    run.add_argument(
+        "--jwt-claim",
+        default="sub",
+        metavar="CLAIM",
+        help="the JWT claim that names the principal (default: sub)",
+    )
+    run.add_argument(
+        "--jwt-leeway",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="clock skew allowed on a JWT's exp, nbf and iat (default: 30)",
+    )
+    run.add_argument(
+        "--extended-card",
+        metavar="MODULE:OBJECT|FILE.json",
+        help="the extended agent card, served to authenticated callers (GetExtendedAgentCard); "
+        "needs --auth-token, --api-key or --jwt-issuer",
+    )
+    run.add_argument(
         "--no-streaming",
         action="store_true",
         help="do not offer SendStreamingMessage and SubscribeToTask",
@@ -242,6 +276,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="serve from N processes on one port (default: 1); they share the store, so it "
         "must be one processes can share (redis://…)",
+    )
+    run.add_argument(
+        "--sign-card",
+        metavar="KEY_FILE",
+        help="sign the agent card (and the extended card) with the PEM private key in KEY_FILE "
+        "(Ed25519, P-256, P-384 or RSA of 2048 bits or more; needs the signing extra); its "
+        "public key is served at /.well-known/jwks.json",
+    )
+    run.add_argument(
+        "--sign-card-kid",
+        metavar="KID",
+        help="the key id the card's signature names (default: the key's RFC 7638 thumbprint)",
+    )
+    run.add_argument(
+        "--sign-card-jku",
+        metavar="URL",
+        help="the JWKS URL the card's signature names, for verifiers to fetch the key from "
+        "(for example https://agent.example/.well-known/jwks.json; default: none)",
     )
     # How a worker of --workers gets the socket its parent bound (not for people).
     run.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
@@ -338,23 +390,46 @@ def _authenticators(args: argparse.Namespace) -> list[Authenticator]:
         found.append(BearerTokens(_pairs("--auth-token", args.auth_token)))
     if args.api_key:
         found.append(ApiKeys(_pairs("--api-key", args.api_key)))
+    if args.jwt_issuer:
+        found.append(_jwt_bearer(args))
+    elif args.jwt_audience or args.jwt_jwks_url:
+        _fail("--jwt-audience and --jwt-jwks-url go with --jwt-issuer URL")
     return found
 
 
-def _load_card(spec: str) -> AgentCard:
+def _jwt_bearer(args: argparse.Namespace) -> Authenticator:
+    if not args.jwt_audience:
+        _fail("--jwt-issuer needs --jwt-audience: the audience its tokens must be for")
+    try:
+        from .oidc import JwtBearer
+    except MissingExtra as missing:
+        _fail(str(missing))
+    try:
+        return JwtBearer(
+            args.jwt_issuer,
+            args.jwt_audience,
+            jwks_url=args.jwt_jwks_url,
+            claim=args.jwt_claim,
+            leeway=args.jwt_leeway,
+        )
+    except ValueError as error:
+        _fail(f"--jwt-issuer: {error}")
+
+
+def _load_card(spec: str, option: str = "--card") -> AgentCard:
     path = Path(spec)
     if path.suffix == ".json":
         try:
             return V1Codec().decode(AgentCard, json.loads(path.read_text()), "card")
         except OSError as error:
-            _fail(f"--card {spec}: {error.strerror}")
+            _fail(f"{option} {spec}: {error.strerror}")
         except ValueError as error:
-            _fail(f"--card {spec}: not JSON ({error})")
+            _fail(f"{option} {spec}: not JSON ({error})")
         except A2AError as error:
-            _fail(f"--card {spec}: not a v1.0 agent card ({error.message})")
-    card = _load(spec, "--card")
+            _fail(f"{option} {spec}: not a v1.0 agent card ({error.message})")
+    card = _load(spec, option)
     if not isinstance(card, AgentCard):
-        _fail(f"--card {spec}: expected an AgentCard, got {type(card).__name__}")
+        _fail(f"{option} {spec}: expected an AgentCard, got {type(card).__name__}")
     return card
 
 
@@ -417,6 +492,23 @@ def _check_trio() -> None:
         _fail(str(missing))
 
 
+def _card_signer(args: argparse.Namespace) -> Any:
+    """The card signer ``--sign-card`` asks for (``None`` without it); a key that will not
+    load, or a missing extra, is one line and exit status 2."""
+    if args.sign_card is None:
+        if args.sign_card_kid or args.sign_card_jku:
+            _fail("--sign-card-kid and --sign-card-jku go with --sign-card KEY_FILE")
+        return None
+    try:
+        from .signing import CardSigner
+    except MissingExtra as missing:
+        _fail(str(missing))
+    try:
+        return CardSigner.from_file(args.sign_card, kid=args.sign_card_kid, jku=args.sign_card_jku)
+    except ValueError as error:
+        _fail(f"--sign-card: {error}")
+
+
 #: The stores several processes can share (the others keep tasks in one process).
 SHARED_STORES = ("redis", "rediss", "unix")
 
@@ -431,6 +523,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         _check_trio()
     agent = _load(args.agent, "agent")
     card = _load_card(args.card) if args.card else None
+    extended = _load_card(args.extended_card, "--extended-card") if args.extended_card else None
+    signer = _card_signer(args)
     if args.workers > 1:
         if args.grpc_port is not None:
             _fail("--grpc-port serves from one process: it does not go with --workers")
@@ -450,6 +544,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             store=args.store,
             public_url=args.public_url,
             auth=_authenticators(args),
+            extended_card=extended,
             task_ttl=args.task_ttl,
             streaming=not args.no_streaming,
             push=not args.no_push,
@@ -466,6 +561,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_json_depth=args.max_json_depth,
             max_message_parts=args.max_message_parts,
             max_task_messages=args.max_task_messages,
+            card_signer=signer,
             sock=sock,
             grpc_port=args.grpc_port,
             certfile=args.certfile,

@@ -322,7 +322,10 @@ class GrpcFront:
                 f"Invalid parameters: the message is not a {request_type.__name__}: {error}"
             ) from None
         decoded = self._codec.decode(request_type, params, "")
-        return Dispatch(Call(operation, decoded, caller), None, Binding.GRPC, timeout=timeout)
+        # a2a-extensions metadata is the A2A-Extensions header: the same service parameter.
+        extensions = self._decoder.extensions(request, operation, decoded)
+        call = Call(operation, decoded, caller, extensions=extensions)
+        return Dispatch(call, None, Binding.GRPC, timeout=timeout)
 
     def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
         """The response for a unary call's reply: its message, then OK; or the error."""

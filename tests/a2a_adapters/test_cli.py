@@ -472,6 +472,10 @@ only_upper = {"upper": agent}
             "the card 'Text tools' lists the skills ['count'], which have no agent",
         ),
         (["mistakes:agent", "--public-url", "agents.example"], "public_url must be an http://"),
+        (
+            ["mistakes:agent", "--sign-card-jku", "https://a.example/jwks.json"],
+            "--sign-card-kid and --sign-card-jku go with --sign-card KEY_FILE",
+        ),
     ],
 )
 def test_start_up_mistakes_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:

@@ -181,6 +181,8 @@ EXPECTED: dict[str, set[str]] = {
         "PasswordOAuthFlow",
         "SecurityRequirement",
         "SecurityScheme",
+        "canonical_card_bytes",
+        "canonical_json",
     },
     "a2a_core.grpc": {
         "GRPC_CODES",
