@@ -146,9 +146,9 @@ def build_engine(
     :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
     ``"rerun"``: what becomes of a task whose run a restart cut). ``card_signer`` signs every
     card served (an :class:`a2a_adapters.signing.CardSigner`; one with a ``jwks_bytes`` method
-    also has its public keys served at ``/.well-known/jwks.json``). ``grpc_port`` serves the gRPC
-    binding too (the ``grpc`` extra), and the card lists it at that port; the server is to
-    listen there (``serve_app``'s ``grpc_sock``, or its own port on trio).
+    also has its public keys served at ``/.well-known/jwks.json``). ``grpc_port`` serves the
+    gRPC binding too (the ``grpc`` extra), and the card lists it at that port; the server is
+    to listen there (``serve_app``'s ``grpc_sock``, or its own port on trio).
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)

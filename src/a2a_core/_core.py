@@ -93,7 +93,8 @@ class Core:
 
     def stream_headers(self, dispatch: Dispatch | None = None) -> tuple[tuple[str, str], ...]:
         """The headers of a streamed response: ``text/event-stream`` with no caching, or, for a
-        gRPC call, gRPC's; for ``dispatch``, with the extensions active for its call."""
+        gRPC call, gRPC's; for ``dispatch``, with the extensions active for its call
+        (``A2A-Extensions``)."""
         return self._front.stream_headers(dispatch)
 
     def stream_end(

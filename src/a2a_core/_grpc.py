@@ -322,7 +322,7 @@ class GrpcFront:
                 f"Invalid parameters: the message is not a {request_type.__name__}: {error}"
             ) from None
         decoded = self._codec.decode(request_type, params, "")
-        # a2a-extensions metadata is a header like A2A-Extensions: the same service parameter.
+        # a2a-extensions metadata is the A2A-Extensions header: the same service parameter.
         extensions = self._decoder.extensions(request, operation, decoded)
         call = Call(operation, decoded, caller, extensions=extensions)
         return Dispatch(call, None, Binding.GRPC, timeout=timeout)

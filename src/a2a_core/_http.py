@@ -158,21 +158,19 @@ class HttpFront:
         """The HTTP response for a call's final reply, in the binding it came in."""
         if dispatch.binding is Binding.GRPC and self._grpc is not None:
             response = self._grpc.render(dispatch, reply)
-            named = self._encoder.extension_headers(dispatch)
-            if named:
-                response = attrs.evolve(response, headers=(*response.headers, *named))
-            return response
+            named = self._encoder.extension_headers(dispatch)  # as initial metadata
+            return attrs.evolve(response, headers=(*response.headers, *named))
         return self._encoder.render(dispatch, reply)
 
     def stream_headers(self, dispatch: Dispatch | None = None) -> tuple[tuple[str, str], ...]:
-        """The headers of a streamed response (an event stream, or gRPC's), naming the
-        extensions active for ``dispatch``'s call."""
+        """The headers of a streamed response (an event stream, or gRPC's; for ``dispatch``:
+        with the extensions active for it)."""
         if dispatch is None:
             return SSE_HEADERS
-        named = self._encoder.extension_headers(dispatch)
+        extensions = self._encoder.extension_headers(dispatch)
         if dispatch.binding is Binding.GRPC and self._grpc is not None:
-            return (*self._grpc.stream_headers(), *named)
-        return (*SSE_HEADERS, *named)
+            return (*self._grpc.stream_headers(), *extensions)
+        return (*SSE_HEADERS, *extensions)
 
     def render_event(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
         """One frame of a stream's event: SSE, or a gRPC message (empty where the dialect has

@@ -536,3 +536,26 @@ def test_a2a_extensions_metadata_is_the_same_service_parameter_as_the_header() -
     assert routed.call.extensions == frozenset({required})
     answer = core(card=card).render(routed, Respond(None))
     assert ("a2a-extensions", required) in answer.headers
+
+
+REQUIRED = "https://example.com/ext/required"
+EXTENDED = AgentCard(
+    name="ext",
+    description="requires an extension",
+    version="1.0.0",
+    capabilities=AgentCapabilities(
+        extensions=(AgentExtension(uri=REQUIRED, description="must be spoken", required=True),)
+    ),
+)
+
+
+def test_a2a_extensions_metadata_is_the_same_service_parameter() -> None:
+    extended = Core(CoreConfig(card=EXTENDED), grpc=JsonPayloads())
+    code, info = refused(extended, call("GetTask", {"id": "t"}))
+    assert (code, info.reason) == (codes("FAILED_PRECONDITION"), "EXTENSION_SUPPORT_REQUIRED")
+    machine = Server(extended, store=MemoryTasks())
+    machine.receive(call("GetTask", {"id": "nope"}, **{"a2a-extensions": REQUIRED}), EPOCH)
+    (answer,) = [a for a in machine.take_actions() if isinstance(a, Answer)]
+    # Declared, it passes (to the task's own answer), and the answer names it as active.
+    assert trailers(answer.response)["grpc-status"] == str(codes("NOT_FOUND"))
+    assert ("a2a-extensions", REQUIRED) in answer.response.headers
