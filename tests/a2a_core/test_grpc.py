@@ -25,7 +25,6 @@ from a2a_core._errors import (
 )
 from a2a_core._exchange import Binding, Dispatch
 from a2a_core.card import AgentCapabilities, AgentCard, AgentExtension
-from a2a_core.decisions import Respond
 from a2a_core.errors import FieldViolation, UsageError
 from a2a_core.grpc import (
     GRPC_CODES,
@@ -512,32 +511,6 @@ def test_internal_errors_of_the_other_bindings_keep_their_form(path: str) -> Non
     assert b"boom" in response.body
 
 
-# --- extensions ---------------------------------------------------------------------------------
-
-
-def test_a2a_extensions_metadata_is_the_same_service_parameter_as_the_header() -> None:
-    required = "urn:example:required"
-    card = AgentCard(
-        name="x",
-        description="y",
-        version="1",
-        capabilities=AgentCapabilities(
-            extensions=(AgentExtension(uri=required, description="d", required=True),)
-        ),
-    )
-    code, info = refused(core(card=card), call("SendMessage", send_params()))
-    assert code == 9  # FAILED_PRECONDITION, the error table's gRPC column
-    assert info.reason == "EXTENSION_SUPPORT_REQUIRED"
-    assert info.metadata["extensions"] == required
-    routed = core(card=card).handle_http(
-        call("SendMessage", send_params(), **{"a2a-extensions": required}), ANONYMOUS, "http://h"
-    )
-    assert isinstance(routed, Dispatch)
-    assert routed.call.extensions == frozenset({required})
-    answer = core(card=card).render(routed, Respond(None))
-    assert ("a2a-extensions", required) in answer.headers
-
-
 REQUIRED = "https://example.com/ext/required"
 EXTENDED = AgentCard(
     name="ext",
@@ -553,6 +526,7 @@ def test_a2a_extensions_metadata_is_the_same_service_parameter() -> None:
     extended = Core(CoreConfig(card=EXTENDED), grpc=JsonPayloads())
     code, info = refused(extended, call("GetTask", {"id": "t"}))
     assert (code, info.reason) == (codes("FAILED_PRECONDITION"), "EXTENSION_SUPPORT_REQUIRED")
+    assert info.metadata["extensions"] == REQUIRED
     machine = Server(extended, store=MemoryTasks())
     machine.receive(call("GetTask", {"id": "nope"}, **{"a2a-extensions": REQUIRED}), EPOCH)
     (answer,) = [a for a in machine.take_actions() if isinstance(a, Answer)]
