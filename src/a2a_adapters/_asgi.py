@@ -38,7 +38,8 @@ _DEFAULT_PORTS = {"http": ":80", "https": ":443"}
 
 
 class FastPath:
-    """ASGI middleware: requests for A2A endpoints go to ``engine``, the rest to ``app``."""
+    """ASGI middleware: requests for A2A endpoints and the health probes (``/healthz``,
+    ``/readyz``) go to ``engine``, the rest to ``app``."""
 
     def __init__(self, app: ASGIApp, engine: Engine) -> None:
         self._app = app
@@ -51,6 +52,11 @@ class FastPath:
         method: str = scope["method"]
         path = _path_as_written(scope)
         core = self._engine.core
+        probe = core.health_probe(method, path)
+        if probe is not None:  # before A2A and its credentials: a probe carries none
+            return await _send_response(
+                await self._engine.health(probe, head=method == "HEAD"), send
+            )
         if not core.serves(method, path):
             return await self._app(scope, receive, send)
         headers = {

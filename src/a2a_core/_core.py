@@ -17,6 +17,7 @@ from ._card_model import AgentCard
 from ._config import CoreConfig
 from ._effects import AwaitTask, Decision, Fail, Notify, Push, Respond
 from ._errors import A2AError
+from ._health import Health, Probe, health_response, probe_for
 from ._http import Dispatch, HttpFront, HttpRequest, HttpResponse
 from ._inputs import Caller, Input, World
 from ._records import TaskRecord
@@ -45,6 +46,15 @@ class Core:
     def serves(self, method: str, path: str) -> bool:
         """Whether ``path`` (as written, below the A2A root) is one of A2A's endpoints."""
         return self._front.serves(method, path)
+
+    def health_probe(self, method: str, path: str) -> Probe | None:
+        """Which health probe ``method`` and ``path`` (at the server's root) ask for, if any:
+        the probes are answered before, and apart from, A2A's routes."""
+        return probe_for(method, path)
+
+    def health(self, probe: Probe, health: Health, *, head: bool = False) -> HttpResponse:
+        """The answer to ``probe``, given what the transport found out (``health``)."""
+        return health_response(probe, health, head=head)
 
     def is_public(self, request: HttpRequest) -> bool:
         """Whether ``request`` needs no authentication (the public agent card)."""

@@ -638,6 +638,11 @@ class Server:
         return len(self._exchanges)
 
     @property
+    def closing(self) -> bool:
+        """Whether :meth:`begin_shutdown` was called (the server takes no new work)."""
+        return self._closing
+
+    @property
     def live_runs(self) -> int:
         """How many agent runs are under way."""
         return len(self._runs)
