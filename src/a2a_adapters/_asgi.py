@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 
+from a2a_adapters._access import visit_of
 from a2a_adapters._door import ClientLeft, enter, path_as_written, with_length
 from a2a_adapters._engine import Engine
 from a2a_adapters._streaming import HttpStream
@@ -53,7 +54,10 @@ class FastPath:
         path = _path_as_written(scope)
         core = self._engine.core
         probe = core.health_probe(method, path)
+        visit = visit_of(scope)
         if probe is not None:  # before A2A and its credentials: a probe carries none
+            if visit is not None:
+                visit.probe = True
             return await _send_response(
                 await self._engine.health(probe, head=method == "HEAD"), send
             )
@@ -75,6 +79,7 @@ class FastPath:
                 _base_url(scope, headers),
                 read_body,
                 disconnected=lambda: _disconnect(receive),
+                visit=visit,
             )
         except ClientLeft:
             return None  # half a request is not a request: nothing is decided on it

@@ -334,7 +334,7 @@ class Engine:
                     sent=lambda: self._call(self.server.frames_sent, number),
                     closed=closed,
                 )
-                return HttpStream(opened.status, opened.headers, body)
+                return HttpStream(opened.status, opened.headers, body, opened.task_id)
             case None:
                 return _GONE  # the client left: nobody to answer
         raise AssertionError(f"unexpected reply {reply!r}")  # pragma: no cover

@@ -22,6 +22,7 @@ from ._agents import AgentRegistry
 from ._auth import Authenticator
 from ._engine import Engine
 from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
+from ._logs import check_logging, configure_logging
 from ._push import PushSender
 from .asyncio import bind_socket, create_app, serve_app
 from .stores import MemoryStore, open_store
@@ -208,6 +209,8 @@ def serve(
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
     sock: socket.socket | None = None,
+    log_level: str = "info",
+    log_format: str = "text",
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
@@ -231,8 +234,13 @@ def serve(
     listened on raises :class:`OSError` naming it. ``sock``, a socket listening already
     (inherited from a supervisor such as ``serve --workers``, or systemd), is served on instead
     of binding ``host`` and ``port``.
+
+    ``log_level`` (``"debug"`` to ``"critical"``) is the level of the server's own loggers,
+    the access log (``a2a_adapters.access``) included; other libraries log warnings and errors
+    only. ``log_format`` is ``"text"`` or ``"json"`` (one object a line).
     """
     _check_loop(loop)
+    check_logging(log_level, log_format)
     _check_address(host, port)
     opened = open_store(store) if isinstance(store, str) else None
     given = store if not isinstance(store, str) else None
@@ -244,6 +252,7 @@ def serve(
             (host, port) if sock is None else sock,
             loop,
             limits,
+            (log_level, log_format),
             auth=auth,
             task_ttl=task_ttl,
             extended_card=extended_card,
@@ -276,6 +285,7 @@ def _serve_with(
     where: tuple[str, int] | socket.socket,
     loop: str,
     limits: ConnectionLimits,
+    logs: tuple[str, str],
     **settings: Any,
 ) -> None:
     engine = build_engine(agent, card=card, store=store, **settings)
@@ -283,9 +293,7 @@ def _serve_with(
     sock = _listen(*where) if isinstance(where, tuple) else where
     bound_host, bound_port = sock.getsockname()[:2]
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    # coredis says at INFO each time it loads a script into a Redis that lacked it: not news.
-    logging.getLogger("coredis").setLevel(logging.WARNING)
+    configure_logging(*logs)
     log.info(
         "A2A server on http://%s:%d/ (card at /.well-known/agent-card.json)",
         shown_host,

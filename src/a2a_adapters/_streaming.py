@@ -14,11 +14,13 @@ __all__ = ["HttpStream", "answer_unless_gone", "stream_body"]
 
 @attrs.frozen
 class HttpStream:
-    """A response whose body is an async iterator of chunks (an SSE stream)."""
+    """A response whose body is an async iterator of chunks (an SSE stream), on ``task_id``
+    (as its client knows it; "" if unknown), which is not sent: it is for the access log."""
 
     status: int
     headers: tuple[tuple[str, str], ...]
     body: AsyncGenerator[bytes, None]
+    task_id: str = ""
 
 
 async def stream_body(

@@ -21,6 +21,7 @@ from ._auth import ApiKeys, Authenticator, BearerTokens
 from ._extras import MissingExtra
 from ._lifecycle import EngineFailed
 from ._limits import ConnectionLimits
+from ._logs import LOG_FORMATS, LOG_LEVELS, configure_logging
 from ._serve import _CORE_DEFAULTS, serve
 from ._sockets import bind_socket
 from ._workers import run_workers
@@ -229,6 +230,19 @@ def _parser() -> argparse.ArgumentParser:
         help="serve from N processes on one port (default: 1); they share the store, so it "
         "must be one processes can share (redis://…)",
     )
+    run.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="info",
+        help="the level of the server's own logs and its access log (a line per request, "
+        "health probes at debug); other libraries log warnings and errors only (default: info)",
+    )
+    run.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default="text",
+        help="logs as text, or as one JSON object a line (default: text)",
+    )
     # How a worker of --workers gets the socket its parent bound (not for people).
     run.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
     run.add_argument(
@@ -372,7 +386,7 @@ def _supervise(args: argparse.Namespace, argv: list[str]) -> int:
     except OSError as error:
         _fail(_cannot_listen(error, args), FAILURE)
     host, port = sock.getsockname()[:2]
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_level, args.log_format)
     shown = f"[{host}]" if ":" in host else host
     log.info("A2A server on http://%s:%d/ with %d workers", shown, port, args.workers)
     try:
@@ -451,6 +465,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_message_parts=args.max_message_parts,
             max_task_messages=args.max_task_messages,
             sock=sock,
+            log_level=args.log_level,
+            log_format=args.log_format,
         )
     except EngineFailed as failed:
         # The cause is logged already; exit non-zero so that a supervisor restarts us.

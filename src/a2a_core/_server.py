@@ -89,7 +89,7 @@ from ._effects import (
     StopRun,
 )
 from ._errors import InternalError, UnavailableError
-from ._http import Dispatch, HttpRequest, HttpResponse
+from ._http import Dispatch, HttpRequest, HttpResponse, task_concerned
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Rerun, Tick, World
 from ._records import TaskRecord
 from ._sends import last_user_message
@@ -173,6 +173,8 @@ class StreamOpened:
     headers: tuple[tuple[str, str], ...]
     frames: tuple[bytes, ...]
     ended: bool
+    #: The id of the task streamed, as its client knows it (for an access log; "" if unknown).
+    task_id: str = ""
 
 
 @attrs.frozen
@@ -1146,14 +1148,15 @@ class Server:
         follower = _Follower(exchange, dispatch, step.cursor)
         frames = self._render(follower, step.frames)
         headers = self.core.stream_headers()
+        shown = task_concerned(dispatch.call.request, opened.snapshot)
         if step.cursor.done:
-            self._act(StreamOpened(exchange, 200, headers, frames, ended=True))
+            self._act(StreamOpened(exchange, 200, headers, frames, ended=True, task_id=shown))
             return
         self._streams[exchange] = follower
         self._followers.setdefault(opened.task_id, []).append(follower)
         self._touch(opened.task_id)
         self._moved(follower, step.cursor)
-        self._act(StreamOpened(exchange, 200, headers, frames, ended=False))
+        self._act(StreamOpened(exchange, 200, headers, frames, ended=False, task_id=shown))
         # Events may have been committed since the decision's snapshot: the log has them.
         self._read_log(follower, now)
 

@@ -8,6 +8,7 @@ import asyncio
 
 from quart import Quart
 
+from a2a_adapters._access import AccessLog
 from a2a_adapters._asgi import FastPath
 from a2a_adapters._engine import Engine
 from a2a_adapters._lifecycle import ENGINES
@@ -39,6 +40,7 @@ def create_app(engine: Engine) -> Quart:
     app.config["MAX_CONTENT_LENGTH"] = engine.core.config.max_body_bytes
     app.register_blueprint(a2a_blueprint(engine))
     # A2A's endpoints skip Quart's request machinery; the rest of the app is Quart's as usual.
-    app.asgi_app = FastPath(app.asgi_app, engine)  # type: ignore[method-assign,assignment]
+    # Every request, A2A's or Quart's, gets its line in the access log.
+    app.asgi_app = AccessLog(FastPath(app.asgi_app, engine))  # type: ignore[method-assign,assignment]
     run_engine(app, engine)
     return app

@@ -7,6 +7,7 @@ nursery for as long as it serves.
 
 from quart_trio import QuartTrio
 
+from a2a_adapters._access import AccessLog
 from a2a_adapters._asgi import FastPath
 from a2a_adapters._engine import Engine
 from a2a_adapters._lifecycle import ENGINES
@@ -40,6 +41,7 @@ def create_app(engine: Engine) -> QuartTrio:
     app.config["MAX_CONTENT_LENGTH"] = engine.core.config.max_body_bytes
     app.register_blueprint(a2a_blueprint(engine))
     # A2A's endpoints skip Quart's request machinery; the rest of the app is Quart's as usual.
-    app.asgi_app = FastPath(app.asgi_app, engine)  # type: ignore[method-assign,assignment]
+    # Every request, A2A's or Quart's, gets its line in the access log.
+    app.asgi_app = AccessLog(FastPath(app.asgi_app, engine))  # type: ignore[method-assign,assignment]
     run_engine(app, engine)
     return app
