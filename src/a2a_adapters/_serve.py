@@ -125,6 +125,8 @@ def build_engine(
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
+    max_run_time: timedelta | float | None = None,
+    run_idle_time: timedelta | float | None = None,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -140,7 +142,9 @@ def build_engine(
     ``max_json_items``, ``max_message_parts``, ``max_task_messages``) and
     ``direct_reply_window`` (seconds a streamed send holds its task for a direct reply) are the
     :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
-    ``"rerun"``: what becomes of a task whose run a restart cut).
+    ``"rerun"``: what becomes of a task whose run a restart cut), and so are the run time limits
+    ``max_run_time`` and ``run_idle_time`` (seconds or a timedelta; a run past either is stopped
+    and its task failed saying which).
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -168,6 +172,8 @@ def build_engine(
         max_message_parts=max_message_parts,
         max_task_messages=max_task_messages,
         direct_reply_window=direct_reply_window,
+        max_run_time=max_run_time,
+        run_idle_time=run_idle_time,
     )
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
     return Engine(
@@ -209,6 +215,8 @@ def serve(
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
     sock: socket.socket | None = None,
+    max_run_time: timedelta | float | None = None,
+    run_idle_time: timedelta | float | None = None,
     log_level: str = "info",
     log_format: str = "text",
 ) -> None:
@@ -271,6 +279,8 @@ def serve(
             max_message_parts=max_message_parts,
             max_task_messages=max_task_messages,
             direct_reply_window=direct_reply_window,
+            max_run_time=max_run_time,
+            run_idle_time=run_idle_time,
         )
     finally:
         close = getattr(opened, "close", None)

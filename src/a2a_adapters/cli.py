@@ -231,6 +231,20 @@ def _parser() -> argparse.ArgumentParser:
         "must be one processes can share (redis://…)",
     )
     run.add_argument(
+        "--max-run-seconds",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop an agent run that takes longer, failing its task with a record of why "
+        "(default: no limit)",
+    )
+    run.add_argument(
+        "--run-idle-seconds",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop an agent run that yields no update for this long (from its start or its "
+        "last update), failing its task with a record of why (default: no limit)",
+    )
+    run.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
         default="info",
@@ -465,6 +479,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_message_parts=args.max_message_parts,
             max_task_messages=args.max_task_messages,
             sock=sock,
+            max_run_time=args.max_run_seconds,
+            run_idle_time=args.run_idle_seconds,
             log_level=args.log_level,
             log_format=args.log_format,
         )

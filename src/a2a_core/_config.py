@@ -70,6 +70,14 @@ def _ttl(value: timedelta | float | None) -> timedelta | None:
     return None if value is None else _duration(value, "task_ttl")
 
 
+def _run_time(value: timedelta | float | None) -> timedelta | None:
+    return None if value is None else _duration(value, "max_run_time")
+
+
+def _idle_time(value: timedelta | float | None) -> timedelta | None:
+    return None if value is None else _duration(value, "run_idle_time")
+
+
 def _window(value: timedelta | float | None) -> timedelta | None:
     if value is None or (not isinstance(value, bool) and value in (0, timedelta(0))):
         return None if value is None else timedelta(0)
@@ -171,6 +179,13 @@ class CoreConfig:
     direct_reply_window: timedelta | None = attrs.field(
         default=timedelta(milliseconds=50), converter=_window
     )
+    #: The longest an agent run may take (``None``: no limit): past it the run is stopped and
+    #: its task failed, saying which limit it passed. Seconds are accepted too.
+    max_run_time: timedelta | None = attrs.field(default=None, converter=_run_time)
+    #: The longest an agent run may go without an output (an update it yields), from its start
+    #: or its last output (``None``: no limit); an agent that only returns is measured from its
+    #: start, so for it this is a limit on the whole run.
+    run_idle_time: timedelta | None = attrs.field(default=None, converter=_idle_time)
     #: How many push configs one task may hold.
     max_push_configs: int = attrs.field(default=16, validator=_positive)
     #: How many messages a task's history may hold before a follow-up is refused (-32602, the

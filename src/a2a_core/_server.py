@@ -67,6 +67,7 @@ latency, never an event. Every ``reclaim_every`` it also reads what replicas tha
 (their runs, their undelivered notifications), which the store tells apart by its leases.
 """
 
+import heapq
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -75,7 +76,7 @@ from typing import Any, assert_never
 
 import attrs
 
-from ._agent_api import RunAbandoned
+from ._agent_api import RunAbandoned, RunTimedOut
 from ._core import Core
 from ._effects import (
     AwaitTask,
@@ -253,6 +254,32 @@ class _Job:
 
 
 @attrs.define
+class _RunClock:
+    """When run ``run`` started, and when it last gave an output."""
+
+    run: int
+    started: datetime
+    spoke: datetime
+
+    def due(self, longest: timedelta | None, idle: timedelta | None) -> datetime:
+        """When the run would pass a limit if it says nothing more."""
+        times = [self.started + longest] if longest is not None else []
+        if idle is not None:
+            times.append(self.spoke + idle)
+        return min(times)
+
+    def passed(
+        self, longest: timedelta | None, idle: timedelta | None, now: datetime
+    ) -> RunTimedOut | None:
+        """The limit the run has passed by ``now``, if any (the whole run's first)."""
+        if longest is not None and now >= self.started + longest:
+            return RunTimedOut(longest, idle=False)
+        if idle is not None and now >= self.spoke + idle:
+            return RunTimedOut(idle, idle=True)
+        return None
+
+
+@attrs.define
 class _Waiter:
     """A blocking send waiting for its task to settle past ``version``."""
 
@@ -399,6 +426,13 @@ class Server:
         self._held_pushes: list[Push] = []
         self._read_owed: set[tuple[str, str, int]] = set()  # handed out from it meanwhile
         self._closing = False
+        # The runs' clocks, under a time limit (``max_run_time``, ``run_idle_time``): per task,
+        # its run's start and last output; and a heap of when to look at each, one entry per
+        # run at a time (an output does not push another: the entry, once due, looks at the
+        # clock and comes back later if the run has spoken since).
+        self._clocks: dict[str, _RunClock] = {}
+        self._timers: list[tuple[datetime, int, str, int]] = []
+        self._timer_numbers = itertools.count()
         #: How many times a stream fell a whole window behind (and read on from the log).
         self.stalls = 0
         self._actions: list[Action] = []
@@ -441,6 +475,9 @@ class Server:
     def agent_output(self, task_id: str, run: int, value: Any, now: datetime) -> None:
         """Run ``run`` of ``task_id``'s agent yielded ``value``; :class:`OutputTaken` says
         when it is decided, and whether the run goes on."""
+        clock = self._clocks.get(task_id)
+        if clock is not None and clock.run == run:
+            clock.spoke = now
         self._start(_Job(AgentOutput(task_id, run, value)), now)
         self._settle(now)
 
@@ -489,6 +526,7 @@ class Server:
             due = follower.cursor.release_at
             if due is not None and due <= now:
                 self._deliver(follower, release(follower.cursor, now), now)
+        self._time_runs(now)
         self._settle(now)
 
     def notified(self, task_id: str, config_id: str, seq: int, now: datetime) -> None:
@@ -623,6 +661,8 @@ class Server:
             release_at = follower.cursor.release_at
             if release_at is not None and (due is None or release_at < due):
                 due = release_at
+        if self._timers and (due is None or self._timers[0][0] < due):
+            due = self._timers[0][0]
         return due
 
     @property
@@ -927,7 +967,32 @@ class Server:
             self._act(StopRun(task_id, current))
         self._runs[task_id] = run
         self._touch(task_id)
+        config = self.core.config
+        if config.max_run_time is not None or config.run_idle_time is not None:
+            clock = self._clocks[task_id] = _RunClock(run, now, now)
+            self._arm(task_id, clock)
         self._act(start)
+
+    def _arm(self, task_id: str, clock: _RunClock) -> None:
+        due = clock.due(self.core.config.max_run_time, self.core.config.run_idle_time)
+        heapq.heappush(self._timers, (due, next(self._timer_numbers), task_id, clock.run))
+
+    def _time_runs(self, now: datetime) -> None:
+        """Stop the runs past a time limit, failing each task with a record of which."""
+        config = self.core.config
+        while self._timers and self._timers[0][0] <= now:
+            _, _, task_id, run = heapq.heappop(self._timers)
+            clock = self._clocks.get(task_id)
+            if clock is None or clock.run != run:
+                continue  # that run has ended: its timer is stale
+            why = clock.passed(config.max_run_time, config.run_idle_time, now)
+            if why is None:
+                self._arm(task_id, clock)  # it spoke since: look again later
+                continue
+            del self._clocks[task_id]
+            self._act(StopRun(task_id, run))
+            self._start(_Job(AgentDone(task_id, run, error=why)), now)
+            self._touch(task_id)
 
     def _hand_out(self, push: Push, attempts: int = 0) -> None:
         """A :class:`Notify` for ``push``, unless one is out already (until it is reported)."""
@@ -1011,6 +1076,9 @@ class Server:
             self._reclaim_at = now + self._reclaim_every
 
     def _end_run(self, task_id: str, run: int) -> None:
+        clock = self._clocks.get(task_id)
+        if clock is not None and clock.run == run:
+            del self._clocks[task_id]
         if self._runs.get(task_id) == run:
             del self._runs[task_id]
             self._known.pop(task_id, None)
