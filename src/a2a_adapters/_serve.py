@@ -33,6 +33,11 @@ log = logging.getLogger("a2a_adapters")
 
 Agents = Agent | Mapping[str, Agent]
 
+#: How many agent runs ``serve`` lets be under way at once by default: far more than one
+#: process does useful work on, few enough that a flood of sends is refused (busy) rather
+#: than growing memory without bound.
+DEFAULT_MAX_RUNS = 10_000
+
 #: The core's own defaults, which the options of the same names here share.
 _CORE_DEFAULTS: dict[str, Any] = {
     field.name: field.default
@@ -127,6 +132,9 @@ def build_engine(
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
     max_run_time: timedelta | float | None = None,
     run_idle_time: timedelta | float | None = None,
+    max_runs: int | None = None,
+    max_runs_per_owner: int | None = None,
+    max_streams: int | None = None,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -144,7 +152,9 @@ def build_engine(
     :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
     ``"rerun"``: what becomes of a task whose run a restart cut), and so are the run time limits
     ``max_run_time`` and ``run_idle_time`` (seconds or a timedelta; a run past either is stopped
-    and its task failed saying which).
+    and its task failed saying which), and the capacity limits ``max_runs``,
+    ``max_runs_per_owner`` and ``max_streams`` (past one, a send or a stream is refused as
+    busy, 503 with ``Retry-After``, never queued).
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -174,6 +184,9 @@ def build_engine(
         direct_reply_window=direct_reply_window,
         max_run_time=max_run_time,
         run_idle_time=run_idle_time,
+        max_runs=max_runs,
+        max_runs_per_owner=max_runs_per_owner,
+        max_streams=max_streams,
     )
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
     return Engine(
@@ -217,6 +230,9 @@ def serve(
     sock: socket.socket | None = None,
     max_run_time: timedelta | float | None = None,
     run_idle_time: timedelta | float | None = None,
+    max_runs: int | None = DEFAULT_MAX_RUNS,
+    max_runs_per_owner: int | None = None,
+    max_streams: int | None = None,
     log_level: str = "info",
     log_format: str = "text",
 ) -> None:
@@ -224,10 +240,11 @@ def serve(
     uvicorn) or on trio (QuartTrio on hypercorn).
 
     Unlike :func:`build_engine`, which leaves every optional capability off until asked,
-    ``serve`` turns streaming and push notifications on. ``limits`` bounds what clients may
-    make the server hold (connections, request heads, timeouts); since ``serve`` owns its
-    process, it first raises the soft descriptor limit to the hard one, which the default
-    connection cap follows.
+    ``serve`` turns streaming and push notifications on, and bounds the agent runs under way
+    at once (``max_runs``, :data:`DEFAULT_MAX_RUNS`; ``None`` for no bound). ``limits``
+    bounds what clients may make the server hold (connections, request heads, timeouts);
+    since ``serve`` owns its process, it first raises the soft descriptor limit to the hard
+    one, which the default connection cap follows.
 
     Should the engine fail (see :class:`~a2a_adapters.EngineFailed`), the server stops and this
     raises, so the process exits non-zero for its supervisor to restart it.
@@ -281,6 +298,9 @@ def serve(
             direct_reply_window=direct_reply_window,
             max_run_time=max_run_time,
             run_idle_time=run_idle_time,
+            max_runs=max_runs,
+            max_runs_per_owner=max_runs_per_owner,
+            max_streams=max_streams,
         )
     finally:
         close = getattr(opened, "close", None)

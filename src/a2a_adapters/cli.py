@@ -22,7 +22,7 @@ from ._extras import MissingExtra
 from ._lifecycle import EngineFailed
 from ._limits import ConnectionLimits
 from ._logs import LOG_FORMATS, LOG_LEVELS, configure_logging
-from ._serve import _CORE_DEFAULTS, serve
+from ._serve import _CORE_DEFAULTS, DEFAULT_MAX_RUNS, serve
 from ._sockets import bind_socket
 from ._workers import run_workers
 from .stores import DEFAULT_STORE, StoreUnavailable
@@ -243,6 +243,27 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop an agent run that yields no update for this long (from its start or its "
         "last update), failing its task with a record of why (default: no limit)",
+    )
+    run.add_argument(
+        "--max-runs",
+        type=_count,
+        default=DEFAULT_MAX_RUNS,
+        metavar="N",
+        help="agent runs under way at once at most; a send that would start one more is "
+        f"refused as busy (503, Retry-After), never queued (default: {DEFAULT_MAX_RUNS:,})",
+    )
+    run.add_argument(
+        "--max-runs-per-owner",
+        type=_count,
+        metavar="N",
+        help="the same, per caller (principal) (default: no limit but --max-runs)",
+    )
+    run.add_argument(
+        "--max-streams",
+        type=_count,
+        metavar="N",
+        help="streams (SendStreamingMessage, SubscribeToTask) open at once at most; one more "
+        "is refused as busy (default: no limit but --max-connections)",
     )
     run.add_argument(
         "--log-level",
@@ -481,6 +502,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             sock=sock,
             max_run_time=args.max_run_seconds,
             run_idle_time=args.run_idle_seconds,
+            max_runs=args.max_runs,
+            max_runs_per_owner=args.max_runs_per_owner,
+            max_streams=args.max_streams,
             log_level=args.log_level,
             log_format=args.log_format,
         )

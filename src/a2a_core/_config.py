@@ -78,6 +78,10 @@ def _idle_time(value: timedelta | float | None) -> timedelta | None:
     return None if value is None else _duration(value, "run_idle_time")
 
 
+#: A bound that may be left off (``None``).
+_optional_positive = attrs.validators.optional(_positive)
+
+
 def _window(value: timedelta | float | None) -> timedelta | None:
     if value is None or (not isinstance(value, bool) and value in (0, timedelta(0))):
         return None if value is None else timedelta(0)
@@ -186,6 +190,19 @@ class CoreConfig:
     #: or its last output (``None``: no limit); an agent that only returns is measured from its
     #: start, so for it this is a limit on the whole run.
     run_idle_time: timedelta | None = attrs.field(default=None, converter=_idle_time)
+    #: How many agent runs this server may have under way at once (``None``: no bound); a send
+    #: that would start one more is refused as busy (:class:`~a2a_core.errors.BusyError`,
+    #: ``Retry-After``), never queued. Runs a restart left to rerun are not refused.
+    max_runs: int | None = attrs.field(default=None, validator=_optional_positive)
+    #: The same, per caller (principal): one caller cannot take every run.
+    max_runs_per_owner: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_positive)
+    )
+    #: How many streams (``SendStreamingMessage``, ``SubscribeToTask``) may be open at once;
+    #: one more is refused as busy.
+    max_streams: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_positive)
+    )
     #: How many push configs one task may hold.
     max_push_configs: int = attrs.field(default=16, validator=_positive)
     #: How many messages a task's history may hold before a follow-up is refused (-32602, the

@@ -89,7 +89,7 @@ from ._effects import (
     StartRun,
     StopRun,
 )
-from ._errors import InternalError, UnavailableError
+from ._errors import BusyError, InternalError, UnavailableError
 from ._http import Dispatch, HttpRequest, HttpResponse, task_concerned
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Rerun, Tick, World
 from ._records import TaskRecord
@@ -251,6 +251,16 @@ class _Job:
     dispatch: Dispatch | None = None
     attempts: int = 0
     decision: Decision | None = None
+
+
+@attrs.frozen
+class _Reserved:
+    """What a decision whose commit is under way will start: ``runs`` for ``owner``, and a
+    stream if ``stream``."""
+
+    owner: str
+    runs: int
+    stream: bool
 
 
 @attrs.define
@@ -433,6 +443,13 @@ class Server:
         self._clocks: dict[str, _RunClock] = {}
         self._timers: list[tuple[datetime, int, str, int]] = []
         self._timer_numbers = itertools.count()
+        # Capacity (``max_runs``, ``max_runs_per_owner``, ``max_streams``): each run's caller
+        # and each caller's count of runs here; and what decisions whose commits are under way
+        # will start, by op: a decision is checked before its commit, so those count too, or
+        # sends decided side by side would overshoot the limits together.
+        self._run_owners: dict[str, str] = {}
+        self._owner_runs: dict[str, int] = {}
+        self._reserved: dict[int, _Reserved] = {}
         #: How many times a stream fell a whole window behind (and read on from the log).
         self.stalls = 0
         self._actions: list[Action] = []
@@ -643,6 +660,8 @@ class Server:
             self._start(_Job(AgentDone(task_id, run, error=RunAbandoned())), now)
             self._touch(task_id)
         self._runs.clear()
+        self._run_owners.clear()
+        self._owner_runs.clear()
         self._settle(now)
 
     # --- outputs ------------------------------------------------------------------------------
@@ -771,7 +790,20 @@ class Server:
         match job:
             case _Job():  # first: nearly every read is a decision's
                 decision = self.core.decide(job.input, snapshot, World(now, self._new_id))
+                self._reserved.pop(op, None)  # decided again: what it held is void
+                reserving = self._reserve(job, decision)
+                if isinstance(reserving, BusyError):
+                    del self._jobs[op]
+                    # Only a caller's decision is refused: it has an exchange to answer.
+                    assert job.dispatch is not None
+                    assert job.exchange is not None
+                    self._deciding.discard(job.exchange)
+                    answer = self.core.render(job.dispatch, Fail(reserving))
+                    self._act(Answer(job.exchange, answer))
+                    return
                 if decision.writes:
+                    if reserving is not None:
+                        self._reserved[op] = reserving
                     job.decision = decision
                     for key in _put_keys(decision):
                         self._writing.setdefault(key, set()).add(op)
@@ -803,6 +835,8 @@ class Server:
             return
         assert isinstance(job, _Job)
         assert job.decision is not None
+        # Committed: the runs and the stream start now (or it is decided again, and checked).
+        self._reserved.pop(op, None)
         again = self._answered(op, job.decision, ok)
         if ok:
             del self._jobs[op]
@@ -849,6 +883,7 @@ class Server:
     def _failed(self, op: int, why: str, now: datetime, *, unavailable: bool = False) -> None:
         """A store operation failed for good: say so to whoever waits on it."""
         job = self._jobs.pop(op)
+        self._reserved.pop(op, None)
         if isinstance(job, _Job) and job.decision is not None:
             # (A no-op unless it was its commit that failed.)
             self._look_again(self._answered(op, job.decision, ok=False), now)
@@ -933,7 +968,7 @@ class Server:
         for effect in decision.effects:
             match effect:
                 case StartRun():
-                    self._begin(effect, now)
+                    self._begin(effect, now, inp.caller.principal if isinstance(inp, Call) else "")
                 case StopRun(task_id=task_id, run=run):
                     self._end_run(task_id, run)
                     self._act(effect)
@@ -947,8 +982,9 @@ class Server:
                 case _:
                     assert_never(effect)
 
-    def _begin(self, start: StartRun, now: datetime) -> None:
-        """Start a run; this server keeps one run of a task, the latest it knows of."""
+    def _begin(self, start: StartRun, now: datetime, owner: str = "") -> None:
+        """Start a run (for caller ``owner``, if a caller's send started it: "" for none); this
+        server keeps one run of a task, the latest it knows of."""
         task_id, run = start.task_id, start.run
         if self._closing:
             # Too late to start work: the task is failed with a record of why.
@@ -966,12 +1002,62 @@ class Server:
             # on, forgotten here.
             self._act(StopRun(task_id, current))
         self._runs[task_id] = run
+        self._forget_owner(task_id)  # of the run it replaces
+        if owner:
+            self._run_owners[task_id] = owner
+            self._owner_runs[owner] = self._owner_runs.get(owner, 0) + 1
         self._touch(task_id)
         config = self.core.config
         if config.max_run_time is not None or config.run_idle_time is not None:
             clock = self._clocks[task_id] = _RunClock(run, now, now)
             self._arm(task_id, clock)
         self._act(start)
+
+    def _forget_owner(self, task_id: str) -> None:
+        owner = self._run_owners.pop(task_id, None)
+        if owner is not None:
+            left = self._owner_runs[owner] - 1
+            if left:
+                self._owner_runs[owner] = left
+            else:
+                del self._owner_runs[owner]
+
+    def _reserve(self, job: _Job, decision: Decision) -> "_Reserved | BusyError | None":
+        """What a caller's ``decision`` would start (runs, a stream) if it is within the
+        capacity limits, or the busy error that refuses it (before anything is written: a
+        refused send leaves no task behind). ``None``: it starts nothing that is limited."""
+        if not isinstance(job.input, Call) or job.dispatch is None:
+            return None  # not a caller's: recovery and agents' own progress are never refused
+        config = self.core.config
+        runs = sum(1 for effect in decision.effects if isinstance(effect, StartRun))
+        stream = isinstance(decision.reply, FollowTask)
+        if not runs and not stream:
+            return None
+        held = self._reserved.values()
+        owner = job.input.caller.principal
+        if runs and config.max_runs is not None:
+            under_way = len(self._runs) + sum(r.runs for r in held)
+            if under_way + runs > config.max_runs:
+                return BusyError(
+                    f"The server is running {under_way} agents, its limit is "
+                    f"{config.max_runs}; retry later"
+                )
+        if runs and config.max_runs_per_owner is not None:
+            mine = self._owner_runs.get(owner, 0)
+            mine += sum(r.runs for r in held if r.owner == owner)
+            if mine + runs > config.max_runs_per_owner:
+                return BusyError(
+                    f"You have {mine} agent runs under way, the limit per caller is "
+                    f"{config.max_runs_per_owner}; retry once one has finished"
+                )
+        if stream and config.max_streams is not None:
+            open_ = len(self._streams) + sum(1 for r in held if r.stream)
+            if open_ + 1 > config.max_streams:
+                return BusyError(
+                    f"The server has {open_} streams open, its limit is {config.max_streams}; "
+                    "retry later"
+                )
+        return _Reserved(owner, runs, stream)
 
     def _arm(self, task_id: str, clock: _RunClock) -> None:
         due = clock.due(self.core.config.max_run_time, self.core.config.run_idle_time)
@@ -1081,6 +1167,7 @@ class Server:
             del self._clocks[task_id]
         if self._runs.get(task_id) == run:
             del self._runs[task_id]
+            self._forget_owner(task_id)
             self._known.pop(task_id, None)
             self._touch(task_id)
 

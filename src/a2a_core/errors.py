@@ -7,6 +7,7 @@ Raise one from an agent or a store to answer that error in the caller's binding 
 from ._errors import (
     ERROR_CODES,
     A2AError,
+    BusyError,
     ContentTypeNotSupportedError,
     ErrorCodes,
     ExtendedAgentCardNotConfiguredError,
@@ -32,6 +33,7 @@ from ._errors import (
 __all__ = [
     "ERROR_CODES",
     "A2AError",
+    "BusyError",
     "ContentTypeNotSupportedError",
     "ErrorCodes",
     "ExtendedAgentCardNotConfiguredError",

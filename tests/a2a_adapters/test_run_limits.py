@@ -15,9 +15,12 @@ from tests.a2a_adapters.support import (
     FAILED,
     get_task,
     new_id,
+    rpc,
+    send_params,
     send_task,
     state_of,
     status_text,
+    wait_for_state,
     wait_until,
 )
 from tests.servers import running_server
@@ -77,7 +80,8 @@ def test_limits_are_checked_when_the_server_is_set_up() -> None:
 @pytest.mark.parametrize("loop", ["asyncio", "trio"])
 def test_the_limits_are_command_line_options(loop: str) -> None:
     args = ["tests.a2a_adapters.test_run_limits:stuck", "--store", "memory", "--port", "0"]
-    args += ["--loop", loop, "--max-run-seconds", "0.3", "--run-idle-seconds", "60"]
+    args += ["--loop", loop, "--max-run-seconds", "0.5", "--run-idle-seconds", "60"]
+    args += ["--max-runs", "1", "--max-runs-per-owner", "1", "--max-streams", "1"]
     server = ServerProcess(
         subprocess.Popen(
             command(*args),
@@ -89,7 +93,12 @@ def test_the_limits_are_command_line_options(loop: str) -> None:
         )
     )
     try:
-        task = send_task(server.wait_for_url(), "hi")
+        url = server.wait_for_url()
+        first = send_task(url, "hi", return_immediately=True)
+        second = rpc(url, "SendMessage", send_params("hi"))
+        task = wait_for_state(url, first["id"], {FAILED})
     finally:
         server.stop()
-    assert status_text(task).startswith("The agent ran longer than its limit of 0.3 s")
+    assert second.status_code == 503
+    assert "its limit is 1" in second.json()["error"]["message"]
+    assert status_text(task).startswith("The agent ran longer than its limit of 0.5 s")

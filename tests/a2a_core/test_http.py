@@ -25,7 +25,7 @@ from a2a_core import (
 )
 from a2a_core.card import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from a2a_core.decisions import AgentDone, AwaitTask, Call, Dispatch, Fail, Operation, Push, Respond
-from a2a_core.errors import ERROR_CODES, A2AError, TaskNotFoundError
+from a2a_core.errors import ERROR_CODES, A2AError, BusyError, TaskNotFoundError
 from a2a_core.store import LoggedEvent, MemoryTasks
 from a2a_core.transport import (
     ANONYMOUS,
@@ -699,8 +699,10 @@ def test_every_error_renders_with_error_info(error_type: type[A2AError]) -> None
     routed = dispatch(core, rpc_request("GetTask", {"id": "t"}, "e"))
     response = core.render(routed, Fail(error_type(metadata={"k": "v"})))
     codes = ERROR_CODES[error_type]
-    # JSON-RPC answers 200, except where HTTP itself must say it (size, credentials).
-    error = rpc_error(response, codes.http if codes.http in (401, 413) else 200)
+    # JSON-RPC answers 200, except where HTTP itself must say it (size, credentials, busy:
+    # what proxies and retry logic act on).
+    says_http = codes.http in (401, 413) or error_type is BusyError
+    error = rpc_error(response, codes.http if says_http else 200)
     assert error["id"] == "e"
     assert error["error"]["code"] == codes.jsonrpc
     assert error["error"]["message"] == codes.message

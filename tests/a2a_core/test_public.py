@@ -187,6 +187,7 @@ EXPECTED: dict[str, set[str]] = {
     },
     "a2a_core.errors": {
         "A2AError",
+        "BusyError",
         "ContentTypeNotSupportedError",
         "ERROR_CODES",
         "ErrorCodes",
