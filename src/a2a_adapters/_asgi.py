@@ -20,13 +20,14 @@ from typing import Any
 
 import anyio
 
-from a2a_adapters._access import visit_of
+from a2a_adapters._access import AccessLog, visit_of
+from a2a_adapters._cors import Cors
 from a2a_adapters._door import ClientLeft, enter, path_as_written, with_length
 from a2a_adapters._engine import Engine
 from a2a_adapters._streaming import HttpStream
 from a2a_core.transport import HttpRequest, HttpResponse
 
-__all__ = ["FastPath"]
+__all__ = ["FastPath", "serving_chain"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -36,6 +37,15 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[..., Awaitable[None]]
 
 _DEFAULT_PORTS = {"http": ":80", "https": ":443"}
+
+
+def serving_chain(app: ASGIApp, engine: Engine) -> ASGIApp:
+    """What ``create_app`` of either adapter serves: the access log, CORS (if origins are
+    configured), then A2A's short way in front of the application ``app``."""
+    served: ASGIApp = FastPath(app, engine)
+    if engine.core.config.cors_origins:
+        served = Cors(served, engine.core)
+    return AccessLog(served)
 
 
 class FastPath:

@@ -135,6 +135,7 @@ def build_engine(
     max_runs: int | None = None,
     max_runs_per_owner: int | None = None,
     max_streams: int | None = None,
+    cors_origins: Sequence[str] = (),
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -154,7 +155,8 @@ def build_engine(
     ``max_run_time`` and ``run_idle_time`` (seconds or a timedelta; a run past either is stopped
     and its task failed saying which), and the capacity limits ``max_runs``,
     ``max_runs_per_owner`` and ``max_streams`` (past one, a send or a stream is refused as
-    busy, 503 with ``Retry-After``, never queued).
+    busy, 503 with ``Retry-After``, never queued). ``cors_origins`` lets pages of those
+    browser origins (``"*"``: any) call the server: CORS, off when empty.
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -187,6 +189,7 @@ def build_engine(
         max_runs=max_runs,
         max_runs_per_owner=max_runs_per_owner,
         max_streams=max_streams,
+        cors_origins=cors_origins,
     )
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
     return Engine(
@@ -233,6 +236,7 @@ def serve(
     max_runs: int | None = DEFAULT_MAX_RUNS,
     max_runs_per_owner: int | None = None,
     max_streams: int | None = None,
+    cors_origins: Sequence[str] = (),
     log_level: str = "info",
     log_format: str = "text",
 ) -> None:
@@ -301,6 +305,7 @@ def serve(
             max_runs=max_runs,
             max_runs_per_owner=max_runs_per_owner,
             max_streams=max_streams,
+            cors_origins=cors_origins,
         )
     finally:
         close = getattr(opened, "close", None)

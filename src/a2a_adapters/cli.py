@@ -266,6 +266,14 @@ def _parser() -> argparse.ArgumentParser:
         "is refused as busy (default: no limit but --max-connections)",
     )
     run.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let pages of this browser origin (https://app.example, or * for any) call the "
+        "server: CORS, preflights answered (repeatable; default: off)",
+    )
+    run.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
         default="info",
@@ -505,6 +513,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_runs=args.max_runs,
             max_runs_per_owner=args.max_runs_per_owner,
             max_streams=args.max_streams,
+            cors_origins=args.cors_origin,
             log_level=args.log_level,
             log_format=args.log_format,
         )

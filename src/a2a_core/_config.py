@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from ._card_model import AgentCard
+from ._cors import origin_problem
 from ._json import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ITEMS
 
 #: The most parts a message may hold unless configured otherwise.
@@ -101,6 +102,16 @@ def _hosts(value: Iterable[str]) -> frozenset[str]:
     if isinstance(value, str):
         raise TypeError(f"push_allow_hosts must be a collection of host names, got {value!r}")
     return frozenset(host.lower() for host in value)
+
+
+def _origins(value: Iterable[str]) -> frozenset[str]:
+    if isinstance(value, str):
+        raise TypeError(f"cors_origins must be a collection of origins, got {value!r}")
+    for origin in value:
+        problem = origin_problem(origin) if isinstance(origin, str) else "it is not a string"
+        if problem is not None:
+            raise ValueError(f"cors_origins: {origin!r}: {problem}")
+    return frozenset(origin.lower() for origin in value)
 
 
 def _card(_: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
@@ -203,6 +214,9 @@ class CoreConfig:
     max_streams: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(_positive)
     )
+    #: The browser origins allowed to call the server (CORS; ``"*"``: any). Empty: CORS is off,
+    #: and browsers refuse pages of other origins their requests.
+    cors_origins: frozenset[str] = attrs.field(default=frozenset(), converter=_origins)
     #: How many push configs one task may hold.
     max_push_configs: int = attrs.field(default=16, validator=_positive)
     #: How many messages a task's history may hold before a follow-up is refused (-32602, the

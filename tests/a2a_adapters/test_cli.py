@@ -469,6 +469,7 @@ only_upper = {"upper": agent}
             "the card 'Text tools' lists the skills ['count'], which have no agent",
         ),
         (["mistakes:agent", "--public-url", "agents.example"], "public_url must be an http://"),
+        (["mistakes:agent", "--cors-origin", "app.example"], "an origin is http:// or https://"),
     ],
 )
 def test_start_up_mistakes_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:

@@ -8,8 +8,7 @@ import asyncio
 
 from quart import Quart
 
-from a2a_adapters._access import AccessLog
-from a2a_adapters._asgi import FastPath
+from a2a_adapters._asgi import serving_chain
 from a2a_adapters._engine import Engine
 from a2a_adapters._lifecycle import ENGINES
 from a2a_adapters._quart_glue import a2a_blueprint
@@ -40,7 +39,7 @@ def create_app(engine: Engine) -> Quart:
     app.config["MAX_CONTENT_LENGTH"] = engine.core.config.max_body_bytes
     app.register_blueprint(a2a_blueprint(engine))
     # A2A's endpoints skip Quart's request machinery; the rest of the app is Quart's as usual.
-    # Every request, A2A's or Quart's, gets its line in the access log.
-    app.asgi_app = AccessLog(FastPath(app.asgi_app, engine))  # type: ignore[method-assign,assignment]
+    # Every request, A2A's or Quart's, gets its line in the access log, and CORS if it is on.
+    app.asgi_app = serving_chain(app.asgi_app, engine)  # type: ignore[method-assign,assignment]
     run_engine(app, engine)
     return app
