@@ -6,9 +6,10 @@ import importlib
 import json
 import logging
 import math
+import os
 import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
@@ -85,12 +86,89 @@ _bytes = _number(int, "a whole number of bytes", lambda n: n >= 1, "a positive n
 _workers = _number(int, "a number of processes", lambda n: 1 <= n <= 256, "from 1 to 256")
 
 
+#: Every option of ``serve`` may come from the environment, as ``A2A_`` and its name.
+ENV_PREFIX = "A2A_"
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def env_variable(action: argparse.Action) -> str | None:
+    """The environment variable of an option of ``serve`` (``--max-runs``: ``A2A_MAX_RUNS``;
+    the agent: ``A2A_AGENT``), or ``None`` for one not meant for people."""
+    if action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
+        return None
+    longs = [option for option in action.option_strings if option.startswith("--")]
+    name = longs[0][2:] if longs else action.dest
+    return ENV_PREFIX + name.upper().replace("-", "_")
+
+
+def _serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    serve_parser: argparse.ArgumentParser = commands.choices["serve"]
+    return serve_parser
+
+
+def serve_options() -> list[argparse.Action]:
+    """The options of ``serve``, in the order of ``--help``."""
+    return list(_serve_parser(_parser())._actions)
+
+
+def _from_environment(run: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    """Make each option of ``serve`` that ``env`` sets default to its value there, so that the
+    command line, parsed after, wins. A value is read as the option's would be, and a wrong
+    one is refused naming its variable. (Repeatable options are filled in after parsing, by
+    :func:`_environment_lists`: argparse would add the command line's values to a default.)"""
+    for action in run._actions:
+        variable = env_variable(action)
+        if variable is None or variable not in env or isinstance(action, argparse._AppendAction):
+            continue
+        text = env[variable]
+        if isinstance(action, argparse._StoreTrueAction):
+            if text.strip().lower() not in _TRUE + _FALSE:
+                _fail(f"{variable}: expected true or false, got {text!r}")
+            action.default = text.strip().lower() in _TRUE
+        else:
+            action.default = _converted(action, variable, text)
+
+
+def _environment_lists(
+    run: argparse.ArgumentParser, args: argparse.Namespace, env: Mapping[str, str]
+) -> None:
+    """The repeatable options the command line left empty, from ``env`` (values
+    comma-separated: tokens and keys have no commas)."""
+    for action in run._actions:
+        variable = env_variable(action)
+        if variable is None or variable not in env:
+            continue
+        if isinstance(action, argparse._AppendAction) and not getattr(args, action.dest):
+            parts = env[variable].split(",")
+            setattr(args, action.dest, [part.strip() for part in parts if part.strip()])
+
+
+def _converted(action: argparse.Action, variable: str, text: str) -> object:
+    kind = action.type
+    try:
+        value = kind(text) if callable(kind) else text
+    except (argparse.ArgumentTypeError, ValueError) as error:
+        _fail(f"{variable}: {error}")
+    if action.choices is not None and value not in action.choices:
+        _fail(f"{variable}: {text!r} is not one of {', '.join(map(str, action.choices))}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="a2a-sansio", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("serve", help="serve an agent over A2A")
+    run = commands.add_parser(
+        "serve",
+        help="serve an agent over A2A",
+        epilog=f"Every option may be set in the environment instead, as {ENV_PREFIX} and its "
+        "name in capitals (--max-runs: A2A_MAX_RUNS; the agent: A2A_AGENT; true/false for "
+        "switches, commas between the values of repeatable options); the command line wins.",
+    )
     run.add_argument(
         "agent",
+        nargs="?",  # or A2A_AGENT
         help="MODULE:OBJECT naming an async agent function, or a dict of skill id to agent",
     )
     run.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -469,12 +547,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     that cannot be listened on, end the process with one line on stderr (exit status 2 for
     what was asked, 1 for what the machine refused), never a traceback."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    run = _serve_parser(parser)
+    _from_environment(run, os.environ)
+    args = parser.parse_args(argv)
+    _environment_lists(run, args, os.environ)
+    if args.agent is None:
+        _fail(f"name the agent: MODULE:OBJECT, or {ENV_PREFIX}AGENT in the environment")
     if args.loop == "trio":
         _check_trio()
     agent = _load(args.agent, "agent")
     card = _load_card(args.card) if args.card else None
-    if args.workers > 1:
+    # A worker (given its socket) serves, whatever A2A_WORKERS says: it must not supervise.
+    if args.workers > 1 and args.listen_fd is None:
         if args.store.partition(":")[0] not in SHARED_STORES:
             _fail(
                 f"--workers {args.workers} needs a store the processes can share "
