@@ -66,11 +66,15 @@ def serving(engine: Engine) -> Iterator[str]:
 
 @contextmanager
 def running_app(
-    app: Quart, *, limits: ConnectionLimits = DEFAULT_LIMITS, graceful_timeout: float = 5.0
+    app: Quart,
+    *,
+    limits: ConnectionLimits = DEFAULT_LIMITS,
+    graceful_timeout: float = 5.0,
+    **options: Any,
 ) -> Iterator[str]:
     """Serve any Quart (or QuartTrio) ``app`` on a free port of 127.0.0.1; yield its base URL.
 
-    ``limits`` and ``graceful_timeout`` go to the adapter's ``serve_app``.
+    ``limits``, ``graceful_timeout`` and ``options`` go to the adapter's ``serve_app``.
     """
     sock = bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
@@ -95,6 +99,7 @@ def running_app(
                 shutdown_trigger=event.wait,
                 limits=limits,
                 graceful_timeout=graceful_timeout,
+                **options,
             )
 
         asyncio.run(main())
@@ -115,6 +120,7 @@ def running_app(
                 shutdown_trigger=event.wait,
                 limits=limits,
                 graceful_timeout=graceful_timeout,
+                **options,
             )
 
         trio.run(main)

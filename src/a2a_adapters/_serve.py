@@ -23,6 +23,7 @@ from ._auth import Authenticator
 from ._engine import Engine
 from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
 from ._logs import check_logging, configure_logging
+from ._proxy import trusted_networks
 from ._push import PushSender
 from .asyncio import bind_socket, create_app, serve_app
 from .stores import MemoryStore, open_store
@@ -237,6 +238,7 @@ def serve(
     max_runs_per_owner: int | None = None,
     max_streams: int | None = None,
     cors_origins: Sequence[str] = (),
+    forwarded_allow_ips: Sequence[str] = (),
     log_level: str = "info",
     log_format: str = "text",
 ) -> None:
@@ -264,12 +266,17 @@ def serve(
     (inherited from a supervisor such as ``serve --workers``, or systemd), is served on instead
     of binding ``host`` and ``port``.
 
+    ``forwarded_allow_ips`` lists the proxies (addresses, networks such as ``10.0.0.0/8``, or
+    ``"*"``) whose ``X-Forwarded-For``, ``-Proto`` and ``-Host`` headers are believed; by
+    default nobody's.
+
     ``log_level`` (``"debug"`` to ``"critical"``) is the level of the server's own loggers,
     the access log (``a2a_adapters.access``) included; other libraries log warnings and errors
     only. ``log_format`` is ``"text"`` or ``"json"`` (one object a line).
     """
     _check_loop(loop)
     check_logging(log_level, log_format)
+    trusted_networks(forwarded_allow_ips)  # checked now, before anything starts
     _check_address(host, port)
     opened = open_store(store) if isinstance(store, str) else None
     given = store if not isinstance(store, str) else None
@@ -282,6 +289,7 @@ def serve(
             loop,
             limits,
             (log_level, log_format),
+            {"forwarded_allow_ips": forwarded_allow_ips},
             auth=auth,
             task_ttl=task_ttl,
             extended_card=extended_card,
@@ -321,6 +329,7 @@ def _serve_with(
     loop: str,
     limits: ConnectionLimits,
     logs: tuple[str, str],
+    server_options: dict[str, Any],
     **settings: Any,
 ) -> None:
     engine = build_engine(agent, card=card, store=store, **settings)
@@ -338,9 +347,9 @@ def _serve_with(
     tune_gc()
     try:
         if loop == "trio":
-            _serve_trio(engine, sock, limits)
+            _serve_trio(engine, sock, limits, server_options)
         else:
-            _serve_asyncio(engine, sock, limits)
+            _serve_asyncio(engine, sock, limits, server_options)
     finally:
         sock.close()
 
@@ -400,7 +409,9 @@ def _seconds(value: float, name: str) -> float:
     return float(value)
 
 
-def _serve_asyncio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -> None:
+def _serve_asyncio(
+    engine: Engine, sock: socket.socket, limits: ConnectionLimits, options: dict[str, Any]
+) -> None:
     # uvicorn handles SIGINT/SIGTERM once it serves (it stops gracefully, then re-raises the
     # signal). Until then (the loop and the app are still being made), a signal is remembered
     # here and stops the server as soon as it starts, instead of being lost: a SIGTERM that came
@@ -425,7 +436,11 @@ def _serve_asyncio(engine: Engine, sock: socket.socket, limits: ConnectionLimits
             await stop.wait()
 
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-        runner.run(serve_app(create_app(engine), sock, limits=limits, shutdown_trigger=until_asked))
+        runner.run(
+            serve_app(
+                create_app(engine), sock, limits=limits, shutdown_trigger=until_asked, **options
+            )
+        )
 
 
 #: Allocations between young-generation collections (CPython's default is 700).
@@ -462,7 +477,9 @@ def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     return uvloop.new_event_loop
 
 
-def _serve_trio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -> None:
+def _serve_trio(
+    engine: Engine, sock: socket.socket, limits: ConnectionLimits, options: dict[str, Any]
+) -> None:
     import trio
 
     from .trio import create_app, serve_app
@@ -473,6 +490,8 @@ def _serve_trio(engine: Engine, sock: socket.socket, limits: ConnectionLimits) -
                 return
 
     async def main() -> None:
-        await serve_app(create_app(engine), sock, shutdown_trigger=until_signalled, limits=limits)
+        await serve_app(
+            create_app(engine), sock, shutdown_trigger=until_signalled, limits=limits, **options
+        )
 
     trio.run(main)

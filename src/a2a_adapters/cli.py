@@ -352,6 +352,14 @@ def _parser() -> argparse.ArgumentParser:
         "server: CORS, preflights answered (repeatable; default: off)",
     )
     run.add_argument(
+        "--forwarded-allow-ips",
+        type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
+        default=[],
+        metavar="IPS",
+        help="believe the X-Forwarded-For/-Proto/-Host headers of these proxies (addresses or "
+        "networks, comma-separated, or *); default: nobody's",
+    )
+    run.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
         default="info",
@@ -599,6 +607,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_runs_per_owner=args.max_runs_per_owner,
             max_streams=args.max_streams,
             cors_origins=args.cors_origin,
+            forwarded_allow_ips=args.forwarded_allow_ips,
             log_level=args.log_level,
             log_format=args.log_format,
         )

@@ -26,7 +26,7 @@ give a handler of its own, or none), so they reach Python logging with their tra
 
 import logging
 import socket
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from functools import partial
 from typing import Any, cast
 
@@ -49,6 +49,7 @@ from a2a_adapters._limits import (
     refusal,
     refusal_parts,
 )
+from a2a_adapters._proxy import TrustedProxies, trusted_networks
 
 __all__ = ["serve_app"]
 
@@ -66,20 +67,27 @@ async def serve_app(
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
     graceful_timeout: float = 5.0,
     limits: ConnectionLimits = DEFAULT_LIMITS,
+    forwarded_allow_ips: Sequence[str] = (),
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or forever).
 
     Open connections (streams included) get ``graceful_timeout`` seconds to finish; idle ones
-    are closed at once. ``limits`` bounds what each client may make the server hold. If an
-    engine of the app fails, the server stops and this raises
-    :class:`~a2a_adapters.EngineFailed` (the process should exit non-zero and be restarted).
+    are closed at once. ``limits`` bounds what each client may make the server hold. The
+    ``X-Forwarded-*`` headers of peers in ``forwarded_allow_ips`` (addresses, networks, or
+    ``*``) are believed, and nobody else's (``a2a_adapters._proxy``). If an engine of the app
+    fails, the server stops and this raises :class:`~a2a_adapters.EngineFailed` (the process
+    should exit non-zero and be restarted).
     """
+    networks = trusted_networks(forwarded_allow_ips)
+    served = cast(ASGIApp, app)
+    if forwarded_allow_ips:
+        served = TrustedProxies(served, networks)
     config = Config()
     config.graceful_timeout = graceful_timeout
     config.h11_max_incomplete_size = limits.max_header_bytes
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")
-    asgi = ASGIWrapper(cast(Any, _RequestLimits(cast(ASGIApp, app), limits)))
+    asgi = ASGIWrapper(cast(Any, _RequestLimits(served, limits)))
     lifespan_state: dict[str, Any] = {}
     lifespan = Lifespan(asgi, config, lifespan_state)
     context = WorkerContext(None)
