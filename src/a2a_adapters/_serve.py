@@ -25,6 +25,7 @@ from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
 from ._logs import check_logging, configure_logging
 from ._proxy import trusted_networks
 from ._push import PushSender
+from ._tls import server_context
 from .asyncio import bind_socket, create_app, serve_app
 from .stores import MemoryStore, open_store
 
@@ -239,6 +240,8 @@ def serve(
     max_streams: int | None = None,
     cors_origins: Sequence[str] = (),
     forwarded_allow_ips: Sequence[str] = (),
+    ssl_certfile: str | None = None,
+    ssl_keyfile: str | None = None,
     log_level: str = "info",
     log_format: str = "text",
 ) -> None:
@@ -268,7 +271,8 @@ def serve(
 
     ``forwarded_allow_ips`` lists the proxies (addresses, networks such as ``10.0.0.0/8``, or
     ``"*"``) whose ``X-Forwarded-For``, ``-Proto`` and ``-Host`` headers are believed; by
-    default nobody's.
+    default nobody's. ``ssl_certfile`` (a PEM certificate, its chain after it) and
+    ``ssl_keyfile`` (its key, unless the key is in the same file) make it serve HTTPS only.
 
     ``log_level`` (``"debug"`` to ``"critical"``) is the level of the server's own loggers,
     the access log (``a2a_adapters.access``) included; other libraries log warnings and errors
@@ -277,6 +281,7 @@ def serve(
     _check_loop(loop)
     check_logging(log_level, log_format)
     trusted_networks(forwarded_allow_ips)  # checked now, before anything starts
+    server_context(ssl_certfile, ssl_keyfile)
     _check_address(host, port)
     opened = open_store(store) if isinstance(store, str) else None
     given = store if not isinstance(store, str) else None
@@ -289,7 +294,11 @@ def serve(
             loop,
             limits,
             (log_level, log_format),
-            {"forwarded_allow_ips": forwarded_allow_ips},
+            {
+                "forwarded_allow_ips": forwarded_allow_ips,
+                "ssl_certfile": ssl_certfile,
+                "ssl_keyfile": ssl_keyfile,
+            },
             auth=auth,
             task_ttl=task_ttl,
             extended_card=extended_card,
@@ -339,7 +348,8 @@ def _serve_with(
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     configure_logging(*logs)
     log.info(
-        "A2A server on http://%s:%d/ (card at /.well-known/agent-card.json)",
+        "A2A server on %s://%s:%d/ (card at /.well-known/agent-card.json)",
+        "https" if server_options.get("ssl_certfile") else "http",
         shown_host,
         bound_port,
     )
@@ -350,6 +360,8 @@ def _serve_with(
             _serve_trio(engine, sock, limits, server_options)
         else:
             _serve_asyncio(engine, sock, limits, server_options)
+        # The servers' own lines about it are held back with their other INFO chatter.
+        log.info("A2A server stopped")
     finally:
         sock.close()
 

@@ -360,6 +360,16 @@ def _parser() -> argparse.ArgumentParser:
         "networks, comma-separated, or *); default: nobody's",
     )
     run.add_argument(
+        "--ssl-certfile",
+        metavar="PATH",
+        help="serve HTTPS with this PEM certificate (its chain after it); default: plain HTTP",
+    )
+    run.add_argument(
+        "--ssl-keyfile",
+        metavar="PATH",
+        help="the certificate's private key (PEM), unless it is in the certificate's file",
+    )
+    run.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
         default="info",
@@ -608,6 +618,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_streams=args.max_streams,
             cors_origins=args.cors_origin,
             forwarded_allow_ips=args.forwarded_allow_ips,
+            ssl_certfile=args.ssl_certfile,
+            ssl_keyfile=args.ssl_keyfile,
             log_level=args.log_level,
             log_format=args.log_format,
         )

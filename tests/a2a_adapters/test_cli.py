@@ -471,6 +471,7 @@ only_upper = {"upper": agent}
         (["mistakes:agent", "--public-url", "agents.example"], "public_url must be an http://"),
         (["mistakes:agent", "--cors-origin", "app.example"], "an origin is http:// or https://"),
         (["mistakes:agent", "--forwarded-allow-ips", "proxy"], "'proxy' is not an IP address"),
+        (["mistakes:agent", "--ssl-certfile", "/nonexistent/cert.pem"], "no such file"),
     ],
 )
 def test_start_up_mistakes_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:

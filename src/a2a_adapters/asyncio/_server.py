@@ -40,6 +40,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed
 from a2a_adapters._limits import DEFAULT_LIMITS, REFUSAL_LINGER, ConnectionLimits, Gate, refusal
 from a2a_adapters._proxy import TrustedProxies, trusted_networks
+from a2a_adapters._tls import server_context
 
 __all__ = ["serve_app"]
 
@@ -52,6 +53,8 @@ async def serve_app(
     graceful_timeout: float = 5.0,
     limits: ConnectionLimits = DEFAULT_LIMITS,
     forwarded_allow_ips: Sequence[str] = (),
+    ssl_certfile: str | None = None,
+    ssl_keyfile: str | None = None,
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or a signal stops it).
 
@@ -60,13 +63,17 @@ async def serve_app(
     ``X-Forwarded-*`` headers of peers in ``forwarded_allow_ips`` (addresses, networks, or
     ``*``) are believed, and nobody else's (``a2a_adapters._proxy``). If an engine of the app
     fails, the server stops and this raises :class:`~a2a_adapters.EngineFailed` (the process
-    should exit non-zero and be restarted).
+    should exit non-zero and be restarted). With ``ssl_certfile`` (and ``ssl_keyfile``,
+    unless the key is in the same file) it speaks HTTPS only.
     """
     networks = trusted_networks(forwarded_allow_ips)
+    server_context(ssl_certfile, ssl_keyfile)  # refused here, saying why, if it cannot load
     config = uvicorn.Config(
         TrustedProxies(app, networks) if forwarded_allow_ips else app,
         # Ours, above, on both adapters alike; uvicorn's own would believe 127.0.0.1.
         proxy_headers=False,
+        ssl_certfile=ssl_certfile,
+        ssl_keyfile=ssl_keyfile,
         http=_protocol_for(limits),
         # An upgraded connection leaves this protocol for uvicorn's websocket one, out of reach
         # of the connection cap and the timeouts; A2A has no websocket binding.

@@ -50,6 +50,7 @@ from a2a_adapters._limits import (
     refusal_parts,
 )
 from a2a_adapters._proxy import TrustedProxies, trusted_networks
+from a2a_adapters._tls import server_context
 
 __all__ = ["serve_app"]
 
@@ -68,6 +69,8 @@ async def serve_app(
     graceful_timeout: float = 5.0,
     limits: ConnectionLimits = DEFAULT_LIMITS,
     forwarded_allow_ips: Sequence[str] = (),
+    ssl_certfile: str | None = None,
+    ssl_keyfile: str | None = None,
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or forever).
 
@@ -76,9 +79,11 @@ async def serve_app(
     ``X-Forwarded-*`` headers of peers in ``forwarded_allow_ips`` (addresses, networks, or
     ``*``) are believed, and nobody else's (``a2a_adapters._proxy``). If an engine of the app
     fails, the server stops and this raises :class:`~a2a_adapters.EngineFailed` (the process
-    should exit non-zero and be restarted).
+    should exit non-zero and be restarted). With ``ssl_certfile`` (and ``ssl_keyfile``,
+    unless the key is in the same file) it speaks HTTPS only.
     """
     networks = trusted_networks(forwarded_allow_ips)
+    tls = server_context(ssl_certfile, ssl_keyfile)
     served = cast(ASGIApp, app)
     if forwarded_allow_ips:
         served = TrustedProxies(served, networks)
@@ -104,10 +109,11 @@ async def serve_app(
         live: set[_Watched] = set()
 
         async def handle(stream: trio.SocketStream) -> None:
+            secured = None if tls is None else trio.SSLStream(stream, tls, server_side=True)
             if not gate.admit():
-                await _refuse(stream, gate)
+                await _refuse(stream if secured is None else secured, gate)
                 return
-            watched = _Watched(stream)
+            watched = _Watched(stream) if secured is None else _WatchedTls(stream, secured)
             live.add(watched)
             try:
                 await _Connection(asgi, config, context, state, watched, limits).run()
@@ -148,7 +154,7 @@ async def _until_either(trigger: Callable[[], Awaitable[Any]], app: QuartTrio) -
         nursery.start_soon(then_stop, lambda: until_failed(app))
 
 
-async def _refuse(stream: trio.SocketStream, gate: Gate) -> None:
+async def _refuse(stream: trio.abc.Stream, gate: Gate) -> None:
     """503 to a connection over the cap, then close it."""
     if not gate.begin_refusal():
         await trio.aclose_forcefully(stream)
@@ -158,7 +164,8 @@ async def _refuse(stream: trio.SocketStream, gate: Gate) -> None:
             await stream.send_all(_UNAVAILABLE)
             # Half-close and read on for a moment: closing with the client's request unread
             # would reset the connection, and a reset can destroy the 503 before it is read.
-            await stream.send_eof()
+            if isinstance(stream, trio.abc.HalfCloseableStream):  # TLS is not
+                await stream.send_eof()
             while await stream.receive_some(65536):
                 pass
     except trio.BrokenResourceError:
@@ -173,7 +180,7 @@ class _Watched(trio.abc.HalfCloseableStream):
     first byte of a request arriving, the client closing its side, the server stopping."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
-        self._stream = stream
+        self._stream: trio.abc.Stream = stream
         #: What hypercorn reads the peer's and its own address from.
         self.socket = stream.socket
         self.arrived = False
@@ -196,7 +203,7 @@ class _Watched(trio.abc.HalfCloseableStream):
         self.stopping = True
         self._wake.set()
 
-    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
         try:
             data = await self._stream.receive_some(max_bytes)
         except trio.BrokenResourceError:
@@ -218,10 +225,28 @@ class _Watched(trio.abc.HalfCloseableStream):
         await self._stream.wait_send_all_might_not_block()
 
     async def send_eof(self) -> None:
-        await self._stream.send_eof()
+        # An AttributeError over TLS, which has no half-close: what hypercorn expects of it.
+        await self._stream.send_eof()  # type: ignore[attr-defined]
 
     async def aclose(self) -> None:
         await self._stream.aclose()
+
+
+class _WatchedTls(_Watched):
+    """The same over TLS: with what hypercorn looks for to know a connection is TLS (it then
+    says ``https`` in the scope) and to do its handshake within its timeout."""
+
+    def __init__(self, stream: trio.SocketStream, tls: trio.SSLStream[trio.SocketStream]) -> None:
+        super().__init__(stream)
+        self._stream = self._tls = tls
+        self.transport_stream = stream
+
+    async def do_handshake(self) -> None:
+        await self._tls.do_handshake()
+
+    def selected_alpn_protocol(self) -> str | None:
+        chosen: str | None = self._tls.selected_alpn_protocol()
+        return chosen
 
 
 class _Connection(TCPServer):
