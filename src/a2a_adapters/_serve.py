@@ -19,6 +19,7 @@ from a2a_core.card import AgentCard, AgentSkill, SecurityRequirement
 from a2a_core.store import AsyncStore
 
 from ._agents import AgentRegistry
+from ._asgi import root_path_of
 from ._auth import Authenticator
 from ._engine import Engine
 from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
@@ -242,6 +243,7 @@ def serve(
     forwarded_allow_ips: Sequence[str] = (),
     ssl_certfile: str | None = None,
     ssl_keyfile: str | None = None,
+    root_path: str = "",
     log_level: str = "info",
     log_format: str = "text",
 ) -> None:
@@ -273,6 +275,8 @@ def serve(
     ``"*"``) whose ``X-Forwarded-For``, ``-Proto`` and ``-Host`` headers are believed; by
     default nobody's. ``ssl_certfile`` (a PEM certificate, its chain after it) and
     ``ssl_keyfile`` (its key, unless the key is in the same file) make it serve HTTPS only.
+    ``root_path`` is where a proxy in front serves it (``"/agents"``): the card's URLs say so,
+    and requests are served with or without the prefix.
 
     ``log_level`` (``"debug"`` to ``"critical"``) is the level of the server's own loggers,
     the access log (``a2a_adapters.access``) included; other libraries log warnings and errors
@@ -282,6 +286,7 @@ def serve(
     check_logging(log_level, log_format)
     trusted_networks(forwarded_allow_ips)  # checked now, before anything starts
     server_context(ssl_certfile, ssl_keyfile)
+    root_path = root_path_of(root_path)
     _check_address(host, port)
     opened = open_store(store) if isinstance(store, str) else None
     given = store if not isinstance(store, str) else None
@@ -299,6 +304,7 @@ def serve(
                 "ssl_certfile": ssl_certfile,
                 "ssl_keyfile": ssl_keyfile,
             },
+            root_path,
             auth=auth,
             task_ttl=task_ttl,
             extended_card=extended_card,
@@ -339,6 +345,7 @@ def _serve_with(
     limits: ConnectionLimits,
     logs: tuple[str, str],
     server_options: dict[str, Any],
+    root_path: str,
     **settings: Any,
 ) -> None:
     engine = build_engine(agent, card=card, store=store, **settings)
@@ -348,18 +355,20 @@ def _serve_with(
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
     configure_logging(*logs)
     log.info(
-        "A2A server on %s://%s:%d/ (card at /.well-known/agent-card.json)",
+        "A2A server on %s://%s:%d%s/ (card at %s/.well-known/agent-card.json)",
         "https" if server_options.get("ssl_certfile") else "http",
         shown_host,
         bound_port,
+        root_path,
+        root_path,
     )
 
     tune_gc()
     try:
         if loop == "trio":
-            _serve_trio(engine, sock, limits, server_options)
+            _serve_trio(engine, sock, limits, server_options, root_path)
         else:
-            _serve_asyncio(engine, sock, limits, server_options)
+            _serve_asyncio(engine, sock, limits, server_options, root_path)
         # The servers' own lines about it are held back with their other INFO chatter.
         log.info("A2A server stopped")
     finally:
@@ -422,7 +431,11 @@ def _seconds(value: float, name: str) -> float:
 
 
 def _serve_asyncio(
-    engine: Engine, sock: socket.socket, limits: ConnectionLimits, options: dict[str, Any]
+    engine: Engine,
+    sock: socket.socket,
+    limits: ConnectionLimits,
+    options: dict[str, Any],
+    root_path: str = "",
 ) -> None:
     # uvicorn handles SIGINT/SIGTERM once it serves (it stops gracefully, then re-raises the
     # signal). Until then (the loop and the app are still being made), a signal is remembered
@@ -450,7 +463,11 @@ def _serve_asyncio(
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
         runner.run(
             serve_app(
-                create_app(engine), sock, limits=limits, shutdown_trigger=until_asked, **options
+                create_app(engine, root_path=root_path),
+                sock,
+                limits=limits,
+                shutdown_trigger=until_asked,
+                **options,
             )
         )
 
@@ -490,7 +507,11 @@ def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def _serve_trio(
-    engine: Engine, sock: socket.socket, limits: ConnectionLimits, options: dict[str, Any]
+    engine: Engine,
+    sock: socket.socket,
+    limits: ConnectionLimits,
+    options: dict[str, Any],
+    root_path: str = "",
 ) -> None:
     import trio
 
@@ -503,7 +524,11 @@ def _serve_trio(
 
     async def main() -> None:
         await serve_app(
-            create_app(engine), sock, shutdown_trigger=until_signalled, limits=limits, **options
+            create_app(engine, root_path=root_path),
+            sock,
+            shutdown_trigger=until_signalled,
+            limits=limits,
+            **options,
         )
 
     trio.run(main)

@@ -370,6 +370,13 @@ def _parser() -> argparse.ArgumentParser:
         help="the certificate's private key (PEM), unless it is in the certificate's file",
     )
     run.add_argument(
+        "--root-path",
+        default="",
+        metavar="PATH",
+        help="where a proxy in front serves the server (/agents): the card's URLs say so; "
+        "requests are served with the prefix or without it (default: the host's root)",
+    )
+    run.add_argument(
         "--log-level",
         choices=LOG_LEVELS,
         default="info",
@@ -620,6 +627,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             forwarded_allow_ips=args.forwarded_allow_ips,
             ssl_certfile=args.ssl_certfile,
             ssl_keyfile=args.ssl_keyfile,
+            root_path=args.root_path,
             log_level=args.log_level,
             log_format=args.log_format,
         )

@@ -472,6 +472,7 @@ only_upper = {"upper": agent}
         (["mistakes:agent", "--cors-origin", "app.example"], "an origin is http:// or https://"),
         (["mistakes:agent", "--forwarded-allow-ips", "proxy"], "'proxy' is not an IP address"),
         (["mistakes:agent", "--ssl-certfile", "/nonexistent/cert.pem"], "no such file"),
+        (["mistakes:agent", "--root-path", "agents"], "root_path must be a path such as"),
     ],
 )
 def test_start_up_mistakes_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
