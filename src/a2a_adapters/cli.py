@@ -18,6 +18,7 @@ from a2a_core.errors import A2AError
 from a2a_core.transport import V1Codec
 
 from ._agents import load_object
+from ._asgi import root_path_of
 from ._auth import ApiKeys, Authenticator, BearerTokens
 from ._extras import MissingExtra
 from ._lifecycle import EngineFailed
@@ -534,7 +535,15 @@ def _supervise(args: argparse.Namespace, argv: list[str]) -> int:
     host, port = sock.getsockname()[:2]
     configure_logging(args.log_level, args.log_format)
     shown = f"[{host}]" if ":" in host else host
-    log.info("A2A server on http://%s:%d/ with %d workers", shown, port, args.workers)
+    scheme = "https" if args.ssl_certfile else "http"
+    log.info(
+        "A2A server on %s://%s:%d%s/ with %d workers",
+        scheme,
+        shown,
+        port,
+        root_path_of(args.root_path),
+        args.workers,
+    )
     try:
         return run_workers(args.workers, sock, _without_workers(argv), args.shutdown_grace + 5)
     finally:
