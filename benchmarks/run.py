@@ -63,21 +63,21 @@ class Sizes:
     def __init__(self, quick: bool) -> None:
         self.quick = quick
         self.concurrency = (1, 16, 64)
-        self.requests = 200 if quick else 3000
-        self.seconds = 3.0 if quick else 10.0
-        self.stored = 200 if quick else 10_000
-        self.memory_tasks = 2_000 if quick else 100_000
-        self.store_sizes = (1_000, 5_000) if quick else (1_000, 100_000)
+        self.requests = 100 if quick else 3000
+        self.seconds = 1.0 if quick else 10.0
+        self.stored = 100 if quick else 10_000
+        self.memory_tasks = 500 if quick else 100_000
+        self.store_sizes = (200, 1_000) if quick else (1_000, 100_000)
         self.core_sends = 300 if quick else 5_000
         self.fanout = (1, 10) if quick else (1, 10, 100)
-        self.fanout_events = 50 if quick else 500
+        self.fanout_events = 20 if quick else 500
         # The SQLite scenario measures four servers at two levels and fills each store over
         # HTTP (the SDK's at about 70 sends/s): quick keeps each to a fraction of a second.
         self.sqlite_levels = (16, 64)
         self.sqlite_seconds = 0.3 if quick else self.seconds
         self.sqlite_stored = 50 if quick else 10_000
-        self.sqlite_store_sizes = (200, 1_000) if quick else (1_000, 100_000)
-        self.sqlite_ops = 50 if quick else 2_000
+        self.sqlite_store_sizes = (100, 300) if quick else (1_000, 100_000)
+        self.sqlite_ops = 30 if quick else 2_000
         # Replicas on one Redis, and the SDK's cluster mode (``benchmarks.replicas``).
         self.replicas = replicas.Sizes(quick)
 

@@ -5,6 +5,10 @@ The kit drives the agent through the ``messageId`` prefix of each message (its
 
     python -m a2a_adapters serve examples.tck_agent:agent --card examples.tck_agent:card
 
+``--card examples.tck_agent:card_requiring_extension`` serves the same card requiring the
+extension the kit's CORE-CAP-004 tests look for (they are skipped otherwise); the kit's other
+tests do not declare it, so serve that card for those two tests only.
+
 It also serves the 0.3.x kit, whose messages carry no such prefix: those are worked on for a
 second and answered with an artifact, and the task then waits for the user's next message. The
 kit cancels, continues and reads those tasks after its ``message/send`` returns, and a send
@@ -16,6 +20,7 @@ it runs unchanged on asyncio and trio.
 from collections.abc import AsyncIterator
 
 import anyio
+import attrs
 
 from a2a_core import (
     AgentContext,
@@ -30,7 +35,7 @@ from a2a_core import (
     text_artifact,
     working,
 )
-from a2a_core.card import AgentCard, AgentSkill
+from a2a_core.card import AgentCapabilities, AgentCard, AgentExtension, AgentSkill
 
 card = AgentCard(
     name="a2a-sansio TCK agent",
@@ -45,6 +50,21 @@ card = AgentCard(
             description="Handles TCK conformance test messages",
             tags=("tck",),
         ),
+    ),
+)
+
+#: The extension the kit's CORE-CAP-004 tests expect a card to require.
+KIT_REQUIRED_EXTENSION = "urn:a2a:tck:required-extension"
+card_requiring_extension = attrs.evolve(
+    card,
+    capabilities=AgentCapabilities(
+        extensions=(
+            AgentExtension(
+                uri=KIT_REQUIRED_EXTENSION,
+                description="Required by the kit's CORE-CAP-004 tests",
+                required=True,
+            ),
+        )
     ),
 )
 

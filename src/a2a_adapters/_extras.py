@@ -16,6 +16,7 @@ __all__ = ["MissingExtra", "needs"]
 MODULES = {
     "asyncio": frozenset({"quart", "werkzeug", "uvicorn", "httptools", "anyio", "httpx"}),
     "trio": frozenset({"trio", "hypercorn", "quart_trio"}),
+    "signing": frozenset({"jwt", "cryptography"}),
 }
 
 

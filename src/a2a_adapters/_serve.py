@@ -15,7 +15,7 @@ from typing import Any, Literal
 import attrs
 
 from a2a_core import Agent, Core, CoreConfig, ErrorMapping
-from a2a_core.card import AgentCard, AgentSkill, SecurityRequirement
+from a2a_core.card import AgentCard, AgentCardSignature, AgentSkill, SecurityRequirement
 from a2a_core.store import AsyncStore
 
 from ._agents import AgentRegistry
@@ -139,6 +139,7 @@ def build_engine(
     max_runs_per_owner: int | None = None,
     max_streams: int | None = None,
     cors_origins: Sequence[str] = (),
+    card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -159,7 +160,9 @@ def build_engine(
     and its task failed saying which), and the capacity limits ``max_runs``,
     ``max_runs_per_owner`` and ``max_streams`` (past one, a send or a stream is refused as
     busy, 503 with ``Retry-After``, never queued). ``cors_origins`` lets pages of those
-    browser origins (``"*"``: any) call the server: CORS, off when empty.
+    browser origins (``"*"``: any) call the server: CORS, off when empty. ``card_signer``
+    signs every card served (an :class:`a2a_adapters.signing.CardSigner`; one with a
+    ``jwks_bytes`` method also has its public keys served at ``/.well-known/jwks.json``).
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -193,6 +196,8 @@ def build_engine(
         max_runs_per_owner=max_runs_per_owner,
         max_streams=max_streams,
         cors_origins=cors_origins,
+        card_signer=card_signer,
+        card_jwks=_jwks_of(card_signer),
     )
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
     return Engine(
@@ -233,6 +238,7 @@ def serve(
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
+    card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
     sock: socket.socket | None = None,
     max_run_time: timedelta | float | None = None,
     run_idle_time: timedelta | float | None = None,
@@ -329,6 +335,7 @@ def serve(
             max_runs_per_owner=max_runs_per_owner,
             max_streams=max_streams,
             cors_origins=cors_origins,
+            card_signer=card_signer,
         )
     finally:
         close = getattr(opened, "close", None)
@@ -420,6 +427,12 @@ def _checked_auth(auth: Sequence[Authenticator]) -> Sequence[Authenticator]:
                 f"got a {type(each).__name__}"
             )
     return auth
+
+
+def _jwks_of(signer: object) -> bytes | None:
+    """The JWKS a signer publishes for its signatures' ``jku``, if it has one."""
+    jwks = getattr(signer, "jwks_bytes", None)
+    return jwks() if callable(jwks) else None
 
 
 def _seconds(value: float, name: str) -> float:

@@ -11,7 +11,7 @@ import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from a2a_core.card import AgentCard
 from a2a_core.errors import A2AError
@@ -390,6 +390,24 @@ def _parser() -> argparse.ArgumentParser:
         default="text",
         help="logs as text, or as one JSON object a line (default: text)",
     )
+    run.add_argument(
+        "--sign-card",
+        metavar="KEY_FILE",
+        help="sign the agent card (and the extended card) with the PEM private key in KEY_FILE "
+        "(Ed25519, P-256, P-384 or RSA of 2048 bits or more; needs the signing extra); its "
+        "public key is served at /.well-known/jwks.json",
+    )
+    run.add_argument(
+        "--sign-card-kid",
+        metavar="KID",
+        help="the key id the card's signature names (default: the key's RFC 7638 thumbprint)",
+    )
+    run.add_argument(
+        "--sign-card-jku",
+        metavar="URL",
+        help="the JWKS URL the card's signature names, for verifiers to fetch the key from "
+        "(for example https://agent.example/.well-known/jwks.json; default: none)",
+    )
     # How a worker of --workers gets the socket its parent bound (not for people).
     run.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
     run.add_argument(
@@ -572,6 +590,23 @@ def _check_trio() -> None:
         _fail(str(missing))
 
 
+def _card_signer(args: argparse.Namespace) -> Any:
+    """The card signer ``--sign-card`` asks for (``None`` without it); a key that will not
+    load, or a missing extra, is one line and exit status 2."""
+    if args.sign_card is None:
+        if args.sign_card_kid or args.sign_card_jku:
+            _fail("--sign-card-kid and --sign-card-jku go with --sign-card KEY_FILE")
+        return None
+    try:
+        from .signing import CardSigner
+    except MissingExtra as missing:
+        _fail(str(missing))
+    try:
+        return CardSigner.from_file(args.sign_card, kid=args.sign_card_kid, jku=args.sign_card_jku)
+    except ValueError as error:
+        _fail(f"--sign-card: {error}")
+
+
 #: The stores several processes can share (the others keep tasks in one process).
 SHARED_STORES = ("redis", "rediss", "unix")
 
@@ -592,6 +627,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         _check_trio()
     agent = _load(args.agent, "agent")
     card = _load_card(args.card) if args.card else None
+    signer = _card_signer(args)
     # A worker (given its socket) serves, whatever A2A_WORKERS says: it must not supervise.
     if args.workers > 1 and args.listen_fd is None:
         if args.store.partition(":")[0] not in SHARED_STORES:
@@ -626,6 +662,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_json_depth=args.max_json_depth,
             max_message_parts=args.max_message_parts,
             max_task_messages=args.max_task_messages,
+            card_signer=signer,
             sock=sock,
             max_run_time=args.max_run_seconds,
             run_idle_time=args.run_idle_seconds,

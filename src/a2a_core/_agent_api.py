@@ -79,6 +79,10 @@ class AgentContext:
     skill_id: str = ""
     metadata: Metadata = attrs.field(factory=dict)
     accepted_output_modes: tuple[str, ...] = ()
+    #: The extensions the client declared for the request that started this run (its
+    #: ``A2A-Extensions`` header and the message's ``extensions``); those the card supports are
+    #: active, and the answer says so. Empty for a run a restart started again.
+    requested_extensions: frozenset[str] = frozenset()
 
     @property
     def text(self) -> str:

@@ -18,6 +18,7 @@ import attrs
 
 from ._card_model import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from ._config import CoreConfig
+from ._jcs import canonical_card_bytes
 from ._wire import dumps
 from ._wire_v03 import card_v03_fields, merge_missing
 from ._wire_v1 import V1Codec
@@ -73,7 +74,7 @@ class CardRenderer:
         """The card as served from ``base_url`` (``public_url`` wins when configured)."""
         card = self._extended if extended and self._extended else self._card
         if card.supported_interfaces:
-            return card  # the user pinned the interfaces explicitly
+            return self._signed(card)  # the user pinned the interfaces explicitly
         root = (self._config.public_url or base_url).rstrip("/")
         interfaces = [
             AgentInterface(
@@ -97,7 +98,17 @@ class CardRenderer:
                     protocol_version="0.3",
                 )
             )
-        return attrs.evolve(card, supported_interfaces=tuple(interfaces))
+        return self._signed(attrs.evolve(card, supported_interfaces=tuple(interfaces)))
+
+    def _signed(self, card: AgentCard) -> AgentCard:
+        """``card`` with the signer's signatures added (after any it came with). Signed as
+        served, interfaces included: a signature over a template would not cover the URLs a
+        client is told to trust."""
+        signer = self._config.card_signer
+        if signer is None:
+            return card
+        canonical = canonical_card_bytes(self._codec.encode(card))
+        return attrs.evolve(card, signatures=(*card.signatures, *signer(canonical)))
 
     def with_v03_fields(self, card: dict[str, Any]) -> dict[str, Any]:
         """A card's JSON with the v0.3 fields added where v1.0 has no such key, so that

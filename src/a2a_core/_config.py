@@ -2,14 +2,14 @@
 
 import enum
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
 
-from ._card_model import AgentCard
+from ._card_model import AgentCard, AgentCardSignature
 from ._cors import origin_problem
 from ._json import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ITEMS
 
@@ -173,6 +173,13 @@ class CoreConfig:
     card_max_age: int = attrs.field(default=300, validator=_not_negative)
     #: ``Last-Modified`` of the agent card (the adapter passes its start time).
     card_modified: datetime | None = None
+    #: Signs the cards served (spec §8.4): given a card's canonical bytes (RFC 8785, see
+    #: ``a2a_core.card.canonical_card_bytes``), the signatures to add to it. Keys, algorithms
+    #: and the randomness some of them take are the edge's (``a2a_adapters.signing``).
+    card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None
+    #: A JWKS document (the signer's public keys, JSON) served at ``/.well-known/jwks.json``,
+    #: for a signature's ``jku`` to point at. ``None``: no such route.
+    card_jwks: bytes | None = None
     error_mapping: ErrorMapping = attrs.field(default=ErrorMapping.V1_0_1, converter=_error_mapping)
     #: Terminal tasks older than this disappear (``None``: they are kept forever). Seconds are
     #: accepted too.

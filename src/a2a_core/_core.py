@@ -108,9 +108,10 @@ class Core:
         """The HTTP response for a dispatched call's reply."""
         return self._front.render(dispatch, reply)
 
-    def stream_headers(self) -> tuple[tuple[str, str], ...]:
-        """The headers of an event-stream response (``text/event-stream``, no caching)."""
-        return self._front.stream_headers()
+    def stream_headers(self, dispatch: Dispatch | None = None) -> tuple[tuple[str, str], ...]:
+        """The headers of an event-stream response (``text/event-stream``, no caching), and,
+        for ``dispatch``, the extensions active for its call (``A2A-Extensions``)."""
+        return self._front.stream_headers(dispatch)
 
     def render_event(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
         """One SSE frame of a stream's event."""

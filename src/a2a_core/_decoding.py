@@ -23,10 +23,11 @@ from ._errors import (
     VersionNotSupportedError,
 )
 from ._exchange import JSON, Binding, Dispatch, HttpRequest
+from ._extensions import declared, missing_required, refusal
 from ._inputs import Call, Caller, Dialect, Operation
 from ._json import BadValue, JsonLimits, NotJson, TooManyItems, loads
 from ._jsonrpc import RpcFailure, parse_request, peek_id
-from ._model import TaskPushNotificationConfig
+from ._model import Message, TaskPushNotificationConfig
 from ._requests import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -224,9 +225,11 @@ class Decoder:
         try:
             decoded = self._codec.decode(request_type, transform(rpc.params), "params")
             last_event_id = _last_event_id(request) if operation in STREAMING else None
+            extensions = self._extensions(request, operation, decoded)
         except A2AError as error:
             raise RpcFailure(rpc.id, error) from None
-        return Dispatch(Call(operation, decoded, caller, last_event_id, dialect), rpc.id)
+        call = Call(operation, decoded, caller, last_event_id, dialect, extensions)
+        return Dispatch(call, rpc.id)
 
     def rest(self, request: HttpRequest, found: Any, caller: Caller) -> Dispatch:
         """A REST request as a call: body, query and path merged, then decoded like params."""
@@ -246,9 +249,27 @@ class Decoder:
             params = rest_params(found, request.query, body)
             decoded = self._codec.decode(request_type, params, "")
             last_event_id = _last_event_id(request) if route.operation in STREAMING else None
+            extensions = self._extensions(request, route.operation, decoded)
         except A2AError as error:
             raise RestFailure(error) from None
-        return Dispatch(Call(route.operation, decoded, caller, last_event_id), None, Binding.REST)
+        call = Call(route.operation, decoded, caller, last_event_id, extensions=extensions)
+        return Dispatch(call, None, Binding.REST)
+
+    def _extensions(
+        self, request: HttpRequest, operation: Operation, decoded: Any
+    ) -> frozenset[str]:
+        """The extensions the request declares (its header, and a sent message's own); an
+        error if it lacks one the card requires (the card's operations excepted: a client
+        reads the card to learn what is required)."""
+        found = declared(request.headers)
+        message = getattr(decoded, "message", None)
+        if isinstance(message, Message) and message.extensions:
+            found = found | frozenset(message.extensions)
+        if operation is not Operation.GET_EXTENDED_CARD:
+            missing = missing_required(self._config.card, found)
+            if missing:
+                raise refusal(missing)
+        return found
 
     def _rest_body(self, raw: bytes) -> Any:
         """A REST request's body, parsed within the JSON limits (fields named from its root)."""

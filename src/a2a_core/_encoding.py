@@ -10,6 +10,8 @@ does the same and has no task or message events on its streams.
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import attrs
+
 from ._card import CardRenderer
 from ._config import CoreConfig
 from ._decoding import STREAMING
@@ -22,6 +24,8 @@ from ._errors import (
     UnauthenticatedError,
 )
 from ._exchange import Binding, Dispatch, HttpResponse, json_response
+from ._extensions import HEADER as EXTENSIONS_HEADER
+from ._extensions import active
 from ._inputs import Dialect, Operation
 from ._json import dumps
 from ._jsonrpc import RpcId, error_body, result_body
@@ -118,7 +122,20 @@ class Encoder:
         self._cards = cards
 
     def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
-        """The HTTP response for a call's final reply, in the binding it came in."""
+        """The HTTP response for a call's final reply, in the binding it came in, naming the
+        extensions active for it."""
+        response = self._render(dispatch, reply)
+        named = self.extension_headers(dispatch)
+        if not named:
+            return response
+        return attrs.evolve(response, headers=(*response.headers, *named))
+
+    def extension_headers(self, dispatch: Dispatch) -> tuple[tuple[str, str], ...]:
+        """``A2A-Extensions`` with the extensions active for the call, if any are."""
+        on = active(self._config.card, dispatch.call.extensions)
+        return ((EXTENSIONS_HEADER, ", ".join(on)),) if on else ()
+
+    def _render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
         rest = dispatch.binding is Binding.REST
         match reply:
             case Fail(error=error):

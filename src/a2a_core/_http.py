@@ -54,6 +54,8 @@ __all__ = [
 
 #: Where the card is served: the current well-known path, and the one v0.1 to v0.2 clients use.
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+#: Where the card signer's public keys are served, when the configuration gives them.
+JWKS_PATH = "/.well-known/jwks.json"
 
 
 class HttpFront:
@@ -73,6 +75,10 @@ class HttpFront:
             if request.method not in ("GET", "HEAD"):
                 return _not_allowed("GET, HEAD")
             return self._card(request, base_url)
+        if path == JWKS_PATH and self._config.card_jwks is not None:
+            if request.method not in ("GET", "HEAD"):
+                return _not_allowed("GET, HEAD")
+            return self._jwks(request)
         dispatch: Dispatch
         if path == self._config.rpc_path and request.method == "POST":
             try:
@@ -131,11 +137,16 @@ class HttpFront:
         path = path or "/"
         if path in CARD_PATHS or path == self._config.rpc_path:
             return True
+        if path == JWKS_PATH and self._config.card_jwks is not None:
+            return True
         return self._config.rest and match_rest(method, path) is not None
 
     def is_public(self, request: HttpRequest) -> bool:
-        """Whether ``request`` is served without authentication (only the public card is)."""
-        return (request.path or "/") in CARD_PATHS and request.method in ("GET", "HEAD")
+        """Whether ``request`` is served without authentication (only the public card is, and
+        the keys that verify its signatures)."""
+        path = request.path or "/"
+        public = path in CARD_PATHS or (path == JWKS_PATH and self._config.card_jwks is not None)
+        return public and request.method in ("GET", "HEAD")
 
     def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
         """The HTTP response for a call's final reply, in the binding it came in (naming the
@@ -147,9 +158,12 @@ class HttpFront:
             return response
         return HttpResponse(response.status, response.headers, response.body, task_id)
 
-    def stream_headers(self) -> tuple[tuple[str, str], ...]:
-        """The headers of an event-stream response."""
-        return SSE_HEADERS
+    def stream_headers(self, dispatch: Dispatch | None = None) -> tuple[tuple[str, str], ...]:
+        """The headers of an event-stream response (for ``dispatch``: with the extensions
+        active for it)."""
+        if dispatch is None:
+            return SSE_HEADERS
+        return (*SSE_HEADERS, *self._encoder.extension_headers(dispatch))
 
     def render_event(self, dispatch: Dispatch, frame: LoggedEvent) -> bytes:
         """One SSE frame of a stream's event (empty where the dialect has no such event)."""
@@ -183,6 +197,17 @@ class HttpFront:
             headers.append(("content-length", str(len(rendered.body))))
             return HttpResponse(200, tuple(headers))
         return HttpResponse(200, tuple(headers), rendered.body)
+
+    def _jwks(self, request: HttpRequest) -> HttpResponse:
+        body = self._config.card_jwks or b""
+        headers = [
+            ("content-type", JSON),
+            ("cache-control", f"public, max-age={self._config.card_max_age}"),
+        ]
+        if request.method == "HEAD":
+            headers.append(("content-length", str(len(body))))
+            return HttpResponse(200, tuple(headers))
+        return HttpResponse(200, tuple(headers), body)
 
     def too_large(self, path: str = "") -> HttpResponse:
         """The answer to a body the adapter stopped reading because it passed the limit: a

@@ -74,7 +74,8 @@ ANONYMOUS = Caller("anonymous", authenticated=False)
 class Call:
     """A decoded client request.
 
-    ``last_event_id`` is the event a reconnecting stream client says it has (``Last-Event-ID``).
+    ``last_event_id`` is the event a reconnecting stream client says it has (``Last-Event-ID``);
+    ``extensions``, the extension URIs it declared (``A2A-Extensions``).
     """
 
     operation: Operation
@@ -82,6 +83,7 @@ class Call:
     caller: Caller
     last_event_id: int | None = None
     dialect: Dialect = Dialect.V1_0
+    extensions: frozenset[str] = frozenset()
 
 
 @attrs.frozen

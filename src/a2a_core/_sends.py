@@ -104,13 +104,24 @@ def send(
     if message.task_id and not named:
         previous = owned(config, snapshot, message.task_id, owner, ctx.now)
         check_media_types(card, message, previous.skill_id)  # a follow-up keeps its skill
-        write, effects = _follow_up(config, previous, message, fingerprint, request, push, ctx)
+        write, effects = _follow_up(
+            config, previous, message, fingerprint, request, push, ctx, call.extensions
+        )
     else:
         skill = skill_of(card, config, request)
         check_media_types(card, message, skill)
         message = attrs.evolve(message, task_id="")
         write, effects = _create(
-            config, owner, skill, message, fingerprint, request, push, ctx, named=named
+            config,
+            owner,
+            skill,
+            message,
+            fingerprint,
+            request,
+            push,
+            ctx,
+            named=named,
+            extensions=call.extensions,
         )
 
     record = write.record
@@ -172,6 +183,7 @@ def _create(
     ctx: World,
     *,
     named: str = "",
+    extensions: frozenset[str] = frozenset(),
 ) -> tuple[Put, tuple[Effect, ...]]:
     """A new task; ``named``: the key of the id its client chose (the message's task id)."""
     task_id = request.message.task_id if named else ctx.new_id()
@@ -199,7 +211,7 @@ def _create(
     if push is not None:
         record = with_push_config(record, push, ctx)
     put, published = commit(config, None, record, (task,))
-    start = StartRun(record.id, 1, _agent_context(record, message, request))
+    start = StartRun(record.id, 1, _agent_context(record, message, request, extensions))
     return put, (*published, start)
 
 
@@ -211,6 +223,7 @@ def _follow_up(
     request: SendMessageRequest,
     push: TaskPushNotificationConfig | None,
     ctx: World,
+    extensions: frozenset[str] = frozenset(),
 ) -> tuple[Put, tuple[Effect, ...]]:
     task = record.task
     if message.context_id and message.context_id != task.context_id:
@@ -258,7 +271,7 @@ def _follow_up(
     if RunEffect.STOP_CURRENT in run_effects:
         effects.append(StopRun(record.id, record.run))
     effects.extend(published)
-    effects.append(StartRun(record.id, run, _agent_context(updated, message, request)))
+    effects.append(StartRun(record.id, run, _agent_context(updated, message, request, extensions)))
     return put, tuple(effects)
 
 
@@ -284,7 +297,10 @@ def rerun(again: Rerun, record: TaskRecord | None) -> Decision:
 
 
 def _agent_context(
-    record: TaskRecord, message: Message, request: SendMessageRequest
+    record: TaskRecord,
+    message: Message,
+    request: SendMessageRequest,
+    extensions: frozenset[str] = frozenset(),
 ) -> AgentContext:
     settings = request.configuration
     return AgentContext(
@@ -297,4 +313,5 @@ def _agent_context(
         skill_id=record.skill_id,
         metadata=request.metadata or {},
         accepted_output_modes=settings.accepted_output_modes if settings else (),
+        requested_extensions=extensions,
     )

@@ -1302,7 +1302,7 @@ class Server:
         step = open_cursor(opened)
         follower = _Follower(exchange, dispatch, step.cursor)
         frames = self._render(follower, step.frames)
-        headers = self.core.stream_headers()
+        headers = self.core.stream_headers(dispatch)
         shown = task_concerned(dispatch.call.request, opened.snapshot)
         if step.cursor.done:
             self._act(StreamOpened(exchange, 200, headers, frames, ended=True, task_id=shown))

@@ -1,4 +1,5 @@
-"""The agent card (A2A v1.0) and its parts: skills, capabilities, interfaces, security schemes."""
+"""The agent card (A2A v1.0) and its parts: skills, capabilities, interfaces, security schemes;
+and its canonical form (RFC 8785), which its signatures sign."""
 
 from ._card_model import (
     AgentCapabilities,
@@ -22,6 +23,7 @@ from ._card_model import (
     SecurityRequirement,
     SecurityScheme,
 )
+from ._jcs import canonical_card_bytes, canonical_json
 
 __all__ = [
     "APIKeySecurityScheme",
@@ -44,4 +46,6 @@ __all__ = [
     "PasswordOAuthFlow",
     "SecurityRequirement",
     "SecurityScheme",
+    "canonical_card_bytes",
+    "canonical_json",
 ]

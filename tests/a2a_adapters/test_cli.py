@@ -473,6 +473,10 @@ only_upper = {"upper": agent}
         (["mistakes:agent", "--forwarded-allow-ips", "proxy"], "'proxy' is not an IP address"),
         (["mistakes:agent", "--ssl-certfile", "/nonexistent/cert.pem"], "no such file"),
         (["mistakes:agent", "--root-path", "agents"], "root_path must be a path such as"),
+        (
+            ["mistakes:agent", "--sign-card-jku", "https://a.example/jwks.json"],
+            "--sign-card-kid and --sign-card-jku go with --sign-card KEY_FILE",
+        ),
     ],
 )
 def test_start_up_mistakes_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:

@@ -184,6 +184,8 @@ EXPECTED: dict[str, set[str]] = {
         "PasswordOAuthFlow",
         "SecurityRequirement",
         "SecurityScheme",
+        "canonical_card_bytes",
+        "canonical_json",
     },
     "a2a_core.errors": {
         "A2AError",

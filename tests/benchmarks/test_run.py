@@ -59,7 +59,7 @@ def test_every_scenario_measured_both_servers(results: dict[str, Any]) -> None:
         "bare framework route c=16",
         "SSE fan-out to 10",
         "SendMessage in process, no HTTP",
-        "store list at 1,000 tasks",
+        f"store list at {run.Sizes(quick=True).store_sizes[1]:,} tasks",
     ):
         assert expected in benchmarks
     for r in _main_rows(results):
@@ -75,11 +75,12 @@ def test_every_scenario_measured_both_servers(results: dict[str, Any]) -> None:
 
 def test_sqlite_measured_every_store(results: dict[str, Any]) -> None:
     rows = {r["benchmark"]: r for r in _sqlite_rows(results)}
+    small, large = run.Sizes(quick=True).sqlite_store_sizes
     for expected in (
         "blocking send c=16",
         "blocking send c=64 p99",
-        "store get 1,000 vs 200",
-        "store list at 1,000 tasks",
+        f"store get {large:,} vs {small:,}",
+        f"store list at {large:,} tasks",
     ):
         assert expected in rows
     for r in rows.values():
@@ -95,7 +96,7 @@ def test_sqlite_measured_every_store(results: dict[str, Any]) -> None:
             for detail in r["detail"].values():
                 assert detail["errors"] == 0
     # Each SQLite store says the durability it was measured with.
-    stores = rows["disk per task, store alone (1,000)"]["detail"]
+    stores = rows[f"disk per task, store alone ({large:,})"]["detail"]
     assert stores["ours sqlite FULL"]["synchronous"] == "FULL"
     assert stores["ours sqlite NORMAL"]["synchronous"] == "NORMAL"
     assert stores[run.SDK_SQLITE]["synchronous"] == "FULL"
