@@ -109,12 +109,13 @@ def running_app(
     sock: socket.socket | None = None,
     grpc_sock: socket.socket | None = None,
     tls: TlsFiles | None = None,
+    **options: Any,
 ) -> Iterator[str]:
     """Serve any Quart (or QuartTrio) ``app`` on a free port of 127.0.0.1 (or on ``sock``);
     yield its base URL.
 
-    ``limits``, ``graceful_timeout``, ``grpc_sock`` and ``tls`` go to the adapter's
-    ``serve_app`` (with ``tls`` the URL is ``https://``).
+    ``limits``, ``graceful_timeout``, ``grpc_sock``, ``tls`` and ``options`` go to the
+    adapter's ``serve_app`` (with ``tls`` the URL is ``https://``).
     """
     sock = sock or bind_socket("127.0.0.1", 0)
     port = sock.getsockname()[1]
@@ -141,6 +142,7 @@ def running_app(
                 graceful_timeout=graceful_timeout,
                 grpc_sock=grpc_sock,
                 tls=tls,
+                **options,
             )
 
         asyncio.run(main())
@@ -163,6 +165,7 @@ def running_app(
                 graceful_timeout=graceful_timeout,
                 grpc_sock=grpc_sock,
                 tls=tls,
+                **options,
             )
 
         trio.run(main)

@@ -20,12 +20,14 @@ from typing import Any
 
 import anyio
 
+from a2a_adapters._access import AccessLog, visit_of
+from a2a_adapters._cors import Cors
 from a2a_adapters._door import ClientLeft, enter, path_as_written, with_length
 from a2a_adapters._engine import Engine
 from a2a_adapters._streaming import HttpStream
 from a2a_core.transport import HttpRequest, HttpResponse
 
-__all__ = ["FastPath"]
+__all__ = ["FastPath", "serving_chain"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -37,12 +39,41 @@ ASGIApp = Callable[..., Awaitable[None]]
 _DEFAULT_PORTS = {"http": ":80", "https": ":443"}
 
 
-class FastPath:
-    """ASGI middleware: requests for A2A endpoints go to ``engine``, the rest to ``app``."""
+def root_path_of(value: str) -> str:
+    """``value`` as a root path: "" (none), or ``/`` and segments, with no final ``/``.
+    Raises :class:`ValueError` for anything else."""
+    if not isinstance(value, str):
+        raise TypeError(f"root_path must be a path such as /agents, got {value!r}")
+    if not value or value == "/":
+        return ""
+    if not value.startswith("/") or any(c in value for c in "?#% \t"):
+        raise ValueError(f"root_path must be a path such as /agents, got {value!r}")
+    return value.rstrip("/")
 
-    def __init__(self, app: ASGIApp, engine: Engine) -> None:
+
+def serving_chain(app: ASGIApp, engine: Engine, root_path: str = "") -> ASGIApp:
+    """What ``create_app`` of either adapter serves: the access log, CORS (if origins are
+    configured), then A2A's short way in front of the application ``app``, below
+    ``root_path`` (see :class:`FastPath`)."""
+    served: ASGIApp = FastPath(app, engine, root_path)
+    if engine.core.config.cors_origins:
+        served = Cors(served, engine.core)
+    return AccessLog(served)
+
+
+class FastPath:
+    """ASGI middleware: requests for A2A endpoints and the health probes (``/healthz``,
+    ``/readyz``) go to ``engine``, the rest to ``app``.
+
+    ``root_path`` is where a proxy in front serves the application (``/agents``): the card's
+    URLs include it, and requests are served with it (a proxy that passes the prefix on) or
+    without it (one that strips it).
+    """
+
+    def __init__(self, app: ASGIApp, engine: Engine, root_path: str = "") -> None:
         self._app = app
         self._engine = engine
+        self._root = root_path_of(root_path)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         # A mounted application (root_path set) keeps Quart's way, which knows its prefix.
@@ -50,7 +81,17 @@ class FastPath:
             return await self._app(scope, receive, send)
         method: str = scope["method"]
         path = _path_as_written(scope)
+        root = self._root
+        if root and (path == root or path.startswith(root + "/")):
+            path = path[len(root) :] or "/"
         core = self._engine.core
+        probe = core.health_probe(method, path)
+        visit = visit_of(scope)
+        if probe is not None:  # before A2A and its credentials: a probe carries none
+            if visit is not None:
+                visit.probe = True
+            answer = await self._engine.health(probe, head=method == "HEAD")
+            return await _send_response(answer, send, takes_trailers=False)
         if not core.serves(method, path):
             return await self._app(scope, receive, send)
         headers = {
@@ -66,9 +107,10 @@ class FastPath:
             response = await enter(
                 self._engine,
                 head,
-                _base_url(scope, headers),
+                _base_url(scope, headers) + root,
                 read_body,
                 disconnected=lambda: _disconnect(receive),
+                visit=visit,
             )
         except ClientLeft:
             return None  # half a request is not a request: nothing is decided on it

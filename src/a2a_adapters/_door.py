@@ -17,6 +17,7 @@ from urllib.parse import unquote
 
 from a2a_core.transport import ANONYMOUS, HttpRequest, HttpResponse
 
+from ._access import Visit
 from ._auth import authenticate
 from ._engine import Engine
 from ._streaming import HttpStream
@@ -40,10 +41,12 @@ async def enter(
     read_body: BodyReader,
     *,
     disconnected: Callable[[], Awaitable[object]] | None = None,
+    visit: Visit | None = None,
 ) -> HttpResponse | HttpStream:
     """Answer the request whose ``head`` (no body yet) reached the A2A root at ``base_url``.
     Raises :class:`ClientLeft` when the client leaves before its body is whole: half a request
-    is not a request, and nothing is decided on it."""
+    is not a request, and nothing is decided on it. ``visit``, if given, is told the principal
+    and the task, for the access log."""
     core = engine.core
     caller = ANONYMOUS
     if engine.auth:
@@ -51,11 +54,16 @@ async def enter(
         if isinstance(verified, HttpResponse):
             return _unread(verified, head.headers)
         caller = verified
+        if visit is not None:
+            visit.principal = caller.principal
     body = await read_body(core.config.max_body_bytes)
     if body is None:
         return _unread(core.too_large(head.path), head.headers)
     request = HttpRequest(head.method, head.path, head.headers, body, head.query)
-    return await engine.handle(request, base_url, caller, disconnected=disconnected)
+    response = await engine.handle(request, base_url, caller, disconnected=disconnected)
+    if visit is not None:
+        visit.task_id = response.task_id
+    return response
 
 
 def _unread(response: HttpResponse, headers: Mapping[str, str]) -> HttpResponse:

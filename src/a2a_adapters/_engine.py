@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol, assert_never
 
 import anyio
+import attrs
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -36,10 +37,12 @@ from a2a_core.transport import (
     Caller,
     Commit,
     Frames,
+    Health,
     HttpRequest,
     HttpResponse,
     Notify,
     OutputTaken,
+    Probe,
     Problem,
     Read,
     Server,
@@ -73,6 +76,9 @@ WATCH_AFTER_SECONDS = 1.0
 SHUTDOWN_GRACE = 5.0
 #: Seconds shutdown then waits for the runs it stopped to be recorded.
 STOP_GRACE = 2.0
+#: Seconds a readiness probe waits for the store to answer before it says the store is down
+#: (orchestrators time a probe out after about a second: an answer after that helps nobody).
+STORE_PROBE_TIMEOUT = 1.0
 
 _UNAVAILABLE = "The server failed and is stopping; retry shortly"
 _FAILED = "The server failed to handle this request; the failure was logged"
@@ -241,6 +247,39 @@ class Engine:
             self._group.cancel_scope.cancel()
         await self._stopped.wait()
 
+    # --- health -------------------------------------------------------------------------------
+
+    async def health(self, probe: Probe, *, head: bool = False) -> HttpResponse:
+        """The answer to a liveness or readiness probe (see ``a2a_core._health``). Readiness
+        asks the store, when it offers a ``ping``, to answer within
+        :data:`STORE_PROBE_TIMEOUT`. Never raises: a probe that fails says why."""
+        failure = self.failure
+        found = Health(
+            failed=None if failure is None else str(failure) or type(failure).__name__,
+            started=self._ready.is_set,
+            stopping=self.server.closing,
+        )
+        if probe is Probe.READY and found.failed is None and found.started and not found.stopping:
+            found = attrs.evolve(found, store=await self._store_problem())
+        return self.core.health(probe, found, head=head)
+
+    async def _store_problem(self) -> str | None:
+        """Why the store does not answer its probe, or ``None`` if it does."""
+        ping: Callable[[], Awaitable[object]] | None = getattr(self.store, "ping", None)
+        if not callable(ping):
+            return None  # a store with nothing to reach (in memory)
+        try:
+            with anyio.fail_after(STORE_PROBE_TIMEOUT):
+                await ping()
+        except StoreUnavailable as error:
+            return str(error)
+        except TimeoutError:
+            return f"no answer within {STORE_PROBE_TIMEOUT:g} s"
+        except Exception as error:
+            log.exception("the store's health probe failed")
+            return f"its probe failed ({type(error).__name__})"
+        return None
+
     # --- the entry point ----------------------------------------------------------------------
 
     async def handle(
@@ -304,7 +343,9 @@ class Engine:
                     closed=closed,
                     trailers=trailers,
                 )
-                return HttpStream(opened.status, opened.headers, body, trailers)
+                return HttpStream(
+                    opened.status, opened.headers, body, trailers, task_id=opened.task_id
+                )
             case None:
                 return _GONE  # the client left: nobody to answer
         raise AssertionError(f"unexpected reply {reply!r}")  # pragma: no cover

@@ -5,6 +5,7 @@ from quart import Blueprint, Response, request
 from werkzeug.datastructures import Headers
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from a2a_adapters._access import visit_of
 from a2a_adapters._door import enter, path_as_written, with_length
 from a2a_adapters._engine import Engine
 from a2a_adapters._streaming import HttpStream
@@ -46,7 +47,8 @@ def a2a_blueprint(engine: Engine, *, name: str = "a2a") -> Blueprint:
             return body if len(body) <= limit else None
 
         # A client that leaves cancels this handler (Quart's way), which stops its wait too.
-        return _to_quart(await enter(engine, head, base_url, read_body))
+        visit = visit_of(request.scope)
+        return _to_quart(await enter(engine, head, base_url, read_body, visit=visit))
 
     return blueprint
 

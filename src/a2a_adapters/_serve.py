@@ -21,9 +21,12 @@ from a2a_core.grpc import PayloadCodec
 from a2a_core.store import AsyncStore
 
 from ._agents import AgentRegistry
+from ._asgi import root_path_of
 from ._auth import Authenticator
 from ._engine import Engine
 from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
+from ._logs import check_logging, configure_logging
+from ._proxy import trusted_networks
 from ._push import PushSender
 from ._tls import TlsFiles
 from .asyncio import bind_socket, create_app, serve_app
@@ -34,6 +37,11 @@ __all__ = ["build_engine", "default_card", "serve"]
 log = logging.getLogger("a2a_adapters")
 
 Agents = Agent | Mapping[str, Agent]
+
+#: How many agent runs ``serve`` lets be under way at once by default: far more than one
+#: process does useful work on, few enough that a flood of sends is refused (busy) rather
+#: than growing memory without bound.
+DEFAULT_MAX_RUNS = 10_000
 
 #: The core's own defaults, which the options of the same names here share.
 _CORE_DEFAULTS: dict[str, Any] = {
@@ -127,6 +135,12 @@ def build_engine(
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
+    max_run_time: timedelta | float | None = None,
+    run_idle_time: timedelta | float | None = None,
+    max_runs: int | None = None,
+    max_runs_per_owner: int | None = None,
+    max_streams: int | None = None,
+    cors_origins: Sequence[str] = (),
     card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
     grpc_port: int | None = None,
 ) -> Engine:
@@ -144,11 +158,16 @@ def build_engine(
     ``max_json_items``, ``max_message_parts``, ``max_task_messages``) and
     ``direct_reply_window`` (seconds a streamed send holds its task for a direct reply) are the
     :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
-    ``"rerun"``: what becomes of a task whose run a restart cut). ``card_signer`` signs every
-    card served (an :class:`a2a_adapters.signing.CardSigner`; one with a ``jwks_bytes`` method
-    also has its public keys served at ``/.well-known/jwks.json``). ``grpc_port`` serves the
-    gRPC binding too (the ``grpc`` extra), and the card lists it at that port; the server is
-    to listen there (``serve_app``'s ``grpc_sock``, or its own port on trio).
+    ``"rerun"``: what becomes of a task whose run a restart cut), and so are the run time limits
+    ``max_run_time`` and ``run_idle_time`` (seconds or a timedelta; a run past either is stopped
+    and its task failed saying which), and the capacity limits ``max_runs``,
+    ``max_runs_per_owner`` and ``max_streams`` (past one, a send or a stream is refused as
+    busy, 503 with ``Retry-After``, never queued). ``cors_origins`` lets pages of those
+    browser origins (``"*"``: any) call the server: CORS, off when empty. ``card_signer``
+    signs every card served (an :class:`a2a_adapters.signing.CardSigner`; one with a
+    ``jwks_bytes`` method also has its public keys served at ``/.well-known/jwks.json``).
+    ``grpc_port`` serves the gRPC binding too (the ``grpc`` extra), and the card lists it at that
+    port; the server is to listen there (``serve_app``'s ``grpc_sock``, or its own port on trio).
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -176,6 +195,12 @@ def build_engine(
         max_message_parts=max_message_parts,
         max_task_messages=max_task_messages,
         direct_reply_window=direct_reply_window,
+        max_run_time=max_run_time,
+        run_idle_time=run_idle_time,
+        max_runs=max_runs,
+        max_runs_per_owner=max_runs_per_owner,
+        max_streams=max_streams,
+        cors_origins=cors_origins,
         card_signer=card_signer,
         card_jwks=_jwks_of(card_signer),
         grpc_port=grpc_port,
@@ -230,15 +255,26 @@ def serve(
     grpc_port: int | None = None,
     certfile: str | None = None,
     keyfile: str | None = None,
+    max_run_time: timedelta | float | None = None,
+    run_idle_time: timedelta | float | None = None,
+    max_runs: int | None = DEFAULT_MAX_RUNS,
+    max_runs_per_owner: int | None = None,
+    max_streams: int | None = None,
+    cors_origins: Sequence[str] = (),
+    forwarded_allow_ips: Sequence[str] = (),
+    root_path: str = "",
+    log_level: str = "info",
+    log_format: str = "text",
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on hypercorn).
 
     Unlike :func:`build_engine`, which leaves every optional capability off until asked,
-    ``serve`` turns streaming and push notifications on. ``limits`` bounds what clients may
-    make the server hold (connections, request heads, timeouts); since ``serve`` owns its
-    process, it first raises the soft descriptor limit to the hard one, which the default
-    connection cap follows.
+    ``serve`` turns streaming and push notifications on, and bounds the agent runs under way
+    at once (``max_runs``, :data:`DEFAULT_MAX_RUNS`; ``None`` for no bound). ``limits``
+    bounds what clients may make the server hold (connections, request heads, timeouts);
+    since ``serve`` owns its process, it first raises the soft descriptor limit to the hard
+    one, which the default connection cap follows.
 
     Should the engine fail (see :class:`~a2a_adapters.EngineFailed`), the server stops and this
     raises, so the process exits non-zero for its supervisor to restart it.
@@ -262,8 +298,20 @@ def serve(
 
     ``certfile`` and ``keyfile`` (PEM files: the certificate, its chain after it, and its key)
     make every listener speak TLS: HTTPS, and gRPC over TLS (ALPN ``h2``).
+
+    ``forwarded_allow_ips`` lists the proxies (addresses, networks such as ``10.0.0.0/8``, or
+    ``"*"``) whose ``X-Forwarded-For``, ``-Proto`` and ``-Host`` headers are believed; by
+    default nobody's. ``root_path`` is where a proxy in front serves it (``"/agents"``): the
+    card's URLs say so, and requests are served with or without the prefix.
+
+    ``log_level`` (``"debug"`` to ``"critical"``) is the level of the server's own loggers,
+    the access log (``a2a_adapters.access``) included; other libraries log warnings and errors
+    only. ``log_format`` is ``"text"`` or ``"json"`` (one object a line).
     """
     _check_loop(loop)
+    check_logging(log_level, log_format)
+    trusted_networks(forwarded_allow_ips)  # checked now, before anything starts
+    root_path = root_path_of(root_path)
     _check_address(host, port)
     tls = _tls(certfile, keyfile)
     if grpc_port is not None:
@@ -284,6 +332,7 @@ def serve(
             (host, port) if sock is None else sock,
             loop,
             limits,
+            _Served((log_level, log_format), tuple(forwarded_allow_ips), root_path),
             auth=auth,
             task_ttl=task_ttl,
             extended_card=extended_card,
@@ -302,6 +351,12 @@ def serve(
             max_message_parts=max_message_parts,
             max_task_messages=max_task_messages,
             direct_reply_window=direct_reply_window,
+            max_run_time=max_run_time,
+            run_idle_time=run_idle_time,
+            max_runs=max_runs,
+            max_runs_per_owner=max_runs_per_owner,
+            max_streams=max_streams,
+            cors_origins=cors_origins,
             card_signer=card_signer,
             grpc_port=grpc_port,
             tls=tls,
@@ -312,6 +367,16 @@ def serve(
             close()
 
 
+@attrs.frozen
+class _Served:
+    """How the servers serve, beside the engine: the logs (level, format), the proxies whose
+    forwarded headers are believed, and the root path a proxy serves them under."""
+
+    logs: tuple[str, str]
+    forwarded_allow_ips: tuple[str, ...] = ()
+    root_path: str = ""
+
+
 def _serve_with(
     agent: Agents,
     store: AsyncStore | None,
@@ -319,6 +384,7 @@ def _serve_with(
     where: tuple[str, int] | socket.socket,
     loop: str,
     limits: ConnectionLimits,
+    served: "_Served",
     **settings: Any,
 ) -> None:
     grpc_port: int | None = settings.pop("grpc_port", None)
@@ -338,7 +404,7 @@ def _serve_with(
             grpc_port = bound_port  # trio: HTTP/2 (h2c) on the HTTP port
         engine = build_engine(agent, card=card, store=store, grpc_port=grpc_port, **settings)
         where_to = (bound_host, bound_port, grpc_port)
-        _run(engine, sock, grpc_sock, loop, limits, where_to, tls)
+        _run(engine, sock, grpc_sock, loop, limits, where_to, tls, served)
     finally:
         sock.close()
         if grpc_sock is not None:
@@ -353,17 +419,19 @@ def _run(
     limits: ConnectionLimits,
     where: tuple[str, int, int | None],
     tls: "TlsFiles | None",
+    served: "_Served",
 ) -> None:
     bound_host, bound_port, grpc_port = where
     shown_host = f"[{bound_host}]" if ":" in bound_host else bound_host
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    # coredis says at INFO each time it loads a script into a Redis that lacked it: not news.
-    logging.getLogger("coredis").setLevel(logging.WARNING)
+    root_path = served.root_path
+    configure_logging(*served.logs)
     log.info(
-        "A2A server on %s://%s:%d/ (card at /.well-known/agent-card.json)",
+        "A2A server on %s://%s:%d%s/ (card at %s/.well-known/agent-card.json)",
         "https" if tls else "http",
         shown_host,
         bound_port,
+        root_path,
+        root_path,
     )
 
     if grpc_port is not None:
@@ -371,9 +439,11 @@ def _run(
         log.info("A2A gRPC (lf.a2a.v1.A2AService, %s) on %s:%d", over, shown_host, grpc_port)
     tune_gc()
     if loop == "trio":
-        _serve_trio(engine, sock, limits, grpc_sock, tls)
+        _serve_trio(engine, sock, limits, grpc_sock, tls, served)
     else:
-        _serve_asyncio(engine, sock, limits, grpc_sock, tls)
+        _serve_asyncio(engine, sock, limits, grpc_sock, tls, served)
+    # The servers' own lines about it are held back with their other INFO chatter.
+    log.info("A2A server stopped")
 
 
 #: The event loops :func:`serve` runs on.
@@ -456,6 +526,7 @@ def _serve_asyncio(
     limits: ConnectionLimits,
     grpc_sock: socket.socket | None = None,
     tls: "TlsFiles | None" = None,
+    served: "_Served | None" = None,
 ) -> None:
     # uvicorn handles SIGINT/SIGTERM once it serves (it stops gracefully, then re-raises the
     # signal). Until then (the loop and the app are still being made), a signal is remembered
@@ -481,15 +552,15 @@ def _serve_asyncio(
             await stop.wait()
 
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-        app = create_app(engine)
         runner.run(
             serve_app(
-                app,
+                create_app(engine, root_path=served.root_path if served else ""),
                 sock,
                 limits=limits,
                 shutdown_trigger=until_asked,
                 grpc_sock=grpc_sock,
                 tls=tls,
+                forwarded_allow_ips=served.forwarded_allow_ips if served else (),
             )
         )
 
@@ -534,6 +605,7 @@ def _serve_trio(
     limits: ConnectionLimits,
     grpc_sock: socket.socket | None = None,
     tls: "TlsFiles | None" = None,
+    served: "_Served | None" = None,
 ) -> None:
     import trio
 
@@ -546,12 +618,13 @@ def _serve_trio(
 
     async def main() -> None:
         await serve_app(
-            create_app(engine),
+            create_app(engine, root_path=served.root_path if served else ""),
             sock,
             shutdown_trigger=until_signalled,
             limits=limits,
             grpc_sock=grpc_sock,
             tls=tls,
+            forwarded_allow_ips=served.forwarded_allow_ips if served else (),
         )
 
     trio.run(main)

@@ -17,12 +17,14 @@ class HttpStream:
     """A response whose body is an async iterator of chunks (an SSE stream, or gRPC messages).
 
     ``trailers`` is filled in when the body ends (gRPC's status): send it after the last chunk.
+    ``task_id`` (as the client knows it; "" if unknown) is not sent: it is for the access log.
     """
 
     status: int
     headers: tuple[tuple[str, str], ...]
     body: AsyncGenerator[bytes, None]
     trailers: list[tuple[str, str]] = attrs.field(factory=list)
+    task_id: str = ""
 
 
 async def stream_body(

@@ -6,9 +6,10 @@ import importlib
 import json
 import logging
 import math
+import os
 import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -17,11 +18,13 @@ from a2a_core.errors import A2AError
 from a2a_core.transport import V1Codec
 
 from ._agents import load_object
+from ._asgi import root_path_of
 from ._auth import ApiKeys, Authenticator, BearerTokens
 from ._extras import MissingExtra
 from ._lifecycle import EngineFailed
 from ._limits import ConnectionLimits
-from ._serve import _CORE_DEFAULTS, serve
+from ._logs import LOG_FORMATS, LOG_LEVELS, configure_logging
+from ._serve import _CORE_DEFAULTS, DEFAULT_MAX_RUNS, serve
 from ._sockets import bind_socket
 from ._workers import run_workers
 from .stores import DEFAULT_STORE, StoreUnavailable
@@ -84,12 +87,89 @@ _bytes = _number(int, "a whole number of bytes", lambda n: n >= 1, "a positive n
 _workers = _number(int, "a number of processes", lambda n: 1 <= n <= 256, "from 1 to 256")
 
 
+#: Every option of ``serve`` may come from the environment, as ``A2A_`` and its name.
+ENV_PREFIX = "A2A_"
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+
+
+def env_variable(action: argparse.Action) -> str | None:
+    """The environment variable of an option of ``serve`` (``--max-runs``: ``A2A_MAX_RUNS``;
+    the agent: ``A2A_AGENT``), or ``None`` for one not meant for people."""
+    if action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
+        return None
+    longs = [option for option in action.option_strings if option.startswith("--")]
+    name = longs[0][2:] if longs else action.dest
+    return ENV_PREFIX + name.upper().replace("-", "_")
+
+
+def _serve_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    serve_parser: argparse.ArgumentParser = commands.choices["serve"]
+    return serve_parser
+
+
+def serve_options() -> list[argparse.Action]:
+    """The options of ``serve``, in the order of ``--help``."""
+    return list(_serve_parser(_parser())._actions)
+
+
+def _from_environment(run: argparse.ArgumentParser, env: Mapping[str, str]) -> None:
+    """Make each option of ``serve`` that ``env`` sets default to its value there, so that the
+    command line, parsed after, wins. A value is read as the option's would be, and a wrong
+    one is refused naming its variable. (Repeatable options are filled in after parsing, by
+    :func:`_environment_lists`: argparse would add the command line's values to a default.)"""
+    for action in run._actions:
+        variable = env_variable(action)
+        if variable is None or variable not in env or isinstance(action, argparse._AppendAction):
+            continue
+        text = env[variable]
+        if isinstance(action, argparse._StoreTrueAction):
+            if text.strip().lower() not in _TRUE + _FALSE:
+                _fail(f"{variable}: expected true or false, got {text!r}")
+            action.default = text.strip().lower() in _TRUE
+        else:
+            action.default = _converted(action, variable, text)
+
+
+def _environment_lists(
+    run: argparse.ArgumentParser, args: argparse.Namespace, env: Mapping[str, str]
+) -> None:
+    """The repeatable options the command line left empty, from ``env`` (values
+    comma-separated: tokens and keys have no commas)."""
+    for action in run._actions:
+        variable = env_variable(action)
+        if variable is None or variable not in env:
+            continue
+        if isinstance(action, argparse._AppendAction) and not getattr(args, action.dest):
+            parts = env[variable].split(",")
+            setattr(args, action.dest, [part.strip() for part in parts if part.strip()])
+
+
+def _converted(action: argparse.Action, variable: str, text: str) -> object:
+    kind = action.type
+    try:
+        value = kind(text) if callable(kind) else text
+    except (argparse.ArgumentTypeError, ValueError) as error:
+        _fail(f"{variable}: {error}")
+    if action.choices is not None and value not in action.choices:
+        _fail(f"{variable}: {text!r} is not one of {', '.join(map(str, action.choices))}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="a2a-sansio", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("serve", help="serve an agent over A2A")
+    run = commands.add_parser(
+        "serve",
+        help="serve an agent over A2A",
+        epilog=f"Every option may be set in the environment instead, as {ENV_PREFIX} and its "
+        "name in capitals (--max-runs: A2A_MAX_RUNS; the agent: A2A_AGENT; true/false for "
+        "switches, commas between the values of repeatable options); the command line wins.",
+    )
     run.add_argument(
         "agent",
+        nargs="?",  # or A2A_AGENT
         help="MODULE:OBJECT naming an async agent function, or a dict of skill id to agent",
     )
     run.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -102,12 +182,20 @@ def _parser() -> argparse.ArgumentParser:
         "and list it on the card (0: any free; on trio it may be --port itself)",
     )
     run.add_argument(
+        "--ssl-certfile",
         "--certfile",
+        dest="certfile",
         metavar="PEM",
         help="serve over TLS with this certificate (its chain after it): HTTPS, and gRPC over "
-        "TLS; needs --keyfile",
+        "TLS; needs --ssl-keyfile (default: plain HTTP)",
     )
-    run.add_argument("--keyfile", metavar="PEM", help="the private key of --certfile")
+    run.add_argument(
+        "--ssl-keyfile",
+        "--keyfile",
+        dest="keyfile",
+        metavar="PEM",
+        help="the private key of --ssl-certfile",
+    )
     run.add_argument(
         "--card",
         help="the agent card: MODULE:OBJECT (an AgentCard) or a JSON file in v1.0 card format",
@@ -276,6 +364,77 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="serve from N processes on one port (default: 1); they share the store, so it "
         "must be one processes can share (redis://…)",
+    )
+    run.add_argument(
+        "--max-run-seconds",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop an agent run that takes longer, failing its task with a record of why "
+        "(default: no limit)",
+    )
+    run.add_argument(
+        "--run-idle-seconds",
+        type=_seconds,
+        metavar="SECONDS",
+        help="stop an agent run that yields no update for this long (from its start or its "
+        "last update), failing its task with a record of why (default: no limit)",
+    )
+    run.add_argument(
+        "--max-runs",
+        type=_count,
+        default=DEFAULT_MAX_RUNS,
+        metavar="N",
+        help="agent runs under way at once at most; a send that would start one more is "
+        f"refused as busy (503, Retry-After), never queued (default: {DEFAULT_MAX_RUNS:,})",
+    )
+    run.add_argument(
+        "--max-runs-per-owner",
+        type=_count,
+        metavar="N",
+        help="the same, per caller (principal) (default: no limit but --max-runs)",
+    )
+    run.add_argument(
+        "--max-streams",
+        type=_count,
+        metavar="N",
+        help="streams (SendStreamingMessage, SubscribeToTask) open at once at most; one more "
+        "is refused as busy (default: no limit but --max-connections)",
+    )
+    run.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="let pages of this browser origin (https://app.example, or * for any) call the "
+        "server: CORS, preflights answered (repeatable; default: off)",
+    )
+    run.add_argument(
+        "--forwarded-allow-ips",
+        type=lambda text: [part.strip() for part in text.split(",") if part.strip()],
+        default=[],
+        metavar="IPS",
+        help="believe the X-Forwarded-For/-Proto/-Host headers of these proxies (addresses or "
+        "networks, comma-separated, or *); default: nobody's",
+    )
+    run.add_argument(
+        "--root-path",
+        default="",
+        metavar="PATH",
+        help="where a proxy in front serves the server (/agents): the card's URLs say so; "
+        "requests are served with the prefix or without it (default: the host's root)",
+    )
+    run.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="info",
+        help="the level of the server's own logs and its access log (a line per request, "
+        "health probes at debug); other libraries log warnings and errors only (default: info)",
+    )
+    run.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default="text",
+        help="logs as text, or as one JSON object a line (default: text)",
     )
     run.add_argument(
         "--sign-card",
@@ -461,9 +620,17 @@ def _supervise(args: argparse.Namespace, argv: list[str]) -> int:
     except OSError as error:
         _fail(_cannot_listen(error, args), FAILURE)
     host, port = sock.getsockname()[:2]
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_level, args.log_format)
     shown = f"[{host}]" if ":" in host else host
-    log.info("A2A server on http://%s:%d/ with %d workers", shown, port, args.workers)
+    scheme = "https" if args.certfile else "http"
+    log.info(
+        "A2A server on %s://%s:%d%s/ with %d workers",
+        scheme,
+        shown,
+        port,
+        root_path_of(args.root_path),
+        args.workers,
+    )
     try:
         return run_workers(args.workers, sock, _without_workers(argv), args.shutdown_grace + 5)
     finally:
@@ -518,14 +685,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     that cannot be listened on, end the process with one line on stderr (exit status 2 for
     what was asked, 1 for what the machine refused), never a traceback."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    run = _serve_parser(parser)
+    _from_environment(run, os.environ)
+    args = parser.parse_args(argv)
+    _environment_lists(run, args, os.environ)
+    if args.agent is None:
+        _fail(f"name the agent: MODULE:OBJECT, or {ENV_PREFIX}AGENT in the environment")
     if args.loop == "trio":
         _check_trio()
     agent = _load(args.agent, "agent")
     card = _load_card(args.card) if args.card else None
     extended = _load_card(args.extended_card, "--extended-card") if args.extended_card else None
     signer = _card_signer(args)
-    if args.workers > 1:
+    # A worker (given its socket) serves, whatever A2A_WORKERS says: it must not supervise.
+    if args.workers > 1 and args.listen_fd is None:
         if args.grpc_port is not None:
             _fail("--grpc-port serves from one process: it does not go with --workers")
         if args.store.partition(":")[0] not in SHARED_STORES:
@@ -566,6 +740,16 @@ def main(argv: Sequence[str] | None = None) -> None:
             grpc_port=args.grpc_port,
             certfile=args.certfile,
             keyfile=args.keyfile,
+            max_run_time=args.max_run_seconds,
+            run_idle_time=args.run_idle_seconds,
+            max_runs=args.max_runs,
+            max_runs_per_owner=args.max_runs_per_owner,
+            max_streams=args.max_streams,
+            cors_origins=args.cors_origin,
+            forwarded_allow_ips=args.forwarded_allow_ips,
+            root_path=args.root_path,
+            log_level=args.log_level,
+            log_format=args.log_format,
         )
     except MissingExtra as missing:
         _fail(str(missing))

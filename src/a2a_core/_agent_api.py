@@ -30,6 +30,7 @@ over the whole conversation. Any other exception fails the task.
 """
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 import attrs
@@ -109,6 +110,20 @@ class RunAbandoned(Exception):
     def __init__(self, *, restarted: bool = False) -> None:
         super().__init__("the server restarted" if restarted else "the server stopped")
         self.restarted = restarted
+
+
+class RunTimedOut(Exception):
+    """Not raised by agents: the machine reports with it a run it stopped for passing a time
+    limit, the whole run's (``max_run_time``) or one without output (``run_idle_time``), so
+    that the task is failed with a record of which limit, rather than left working forever."""
+
+    def __init__(self, limit: timedelta, *, idle: bool) -> None:
+        seconds = f"{limit.total_seconds():g} s"
+        super().__init__(
+            f"gave no output for {seconds}" if idle else f"ran longer than its limit of {seconds}"
+        )
+        self.limit = limit
+        self.idle = idle
 
 
 @attrs.frozen
@@ -279,6 +294,8 @@ def exception_status(error: BaseException) -> StateChange:
     if isinstance(error, RunAbandoned):
         how = "restarted" if error.restarted else "stopped"
         return failed(f"The server {how} before the agent finished; send a new message to retry.")
+    if isinstance(error, RunTimedOut):
+        return failed(f"The agent {error}, so the server stopped it; send a new message to retry.")
     if isinstance(error, InternalError):
         return failed("The server failed while the agent ran; send a new message to retry.")
     # The exception's text may hold internals (paths, queries, secrets): the client gets its

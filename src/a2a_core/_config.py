@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from ._card_model import AgentCard, AgentCardSignature
+from ._cors import origin_problem
 from ._json import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ITEMS
 
 #: The most parts a message may hold unless configured otherwise.
@@ -70,6 +71,18 @@ def _ttl(value: timedelta | float | None) -> timedelta | None:
     return None if value is None else _duration(value, "task_ttl")
 
 
+def _run_time(value: timedelta | float | None) -> timedelta | None:
+    return None if value is None else _duration(value, "max_run_time")
+
+
+def _idle_time(value: timedelta | float | None) -> timedelta | None:
+    return None if value is None else _duration(value, "run_idle_time")
+
+
+#: A bound that may be left off (``None``).
+_optional_positive = attrs.validators.optional(_positive)
+
+
 def _window(value: timedelta | float | None) -> timedelta | None:
     if value is None or (not isinstance(value, bool) and value in (0, timedelta(0))):
         return None if value is None else timedelta(0)
@@ -89,6 +102,16 @@ def _hosts(value: Iterable[str]) -> frozenset[str]:
     if isinstance(value, str):
         raise TypeError(f"push_allow_hosts must be a collection of host names, got {value!r}")
     return frozenset(host.lower() for host in value)
+
+
+def _origins(value: Iterable[str]) -> frozenset[str]:
+    if isinstance(value, str):
+        raise TypeError(f"cors_origins must be a collection of origins, got {value!r}")
+    for origin in value:
+        problem = origin_problem(origin) if isinstance(origin, str) else "it is not a string"
+        if problem is not None:
+            raise ValueError(f"cors_origins: {origin!r}: {problem}")
+    return frozenset(origin.lower() for origin in value)
 
 
 def _card(_: object, attribute: "attrs.Attribute[Any]", value: object) -> None:
@@ -190,6 +213,29 @@ class CoreConfig:
     direct_reply_window: timedelta | None = attrs.field(
         default=timedelta(milliseconds=50), converter=_window
     )
+    #: The longest an agent run may take (``None``: no limit): past it the run is stopped and
+    #: its task failed, saying which limit it passed. Seconds are accepted too.
+    max_run_time: timedelta | None = attrs.field(default=None, converter=_run_time)
+    #: The longest an agent run may go without an output (an update it yields), from its start
+    #: or its last output (``None``: no limit); an agent that only returns is measured from its
+    #: start, so for it this is a limit on the whole run.
+    run_idle_time: timedelta | None = attrs.field(default=None, converter=_idle_time)
+    #: How many agent runs this server may have under way at once (``None``: no bound); a send
+    #: that would start one more is refused as busy (:class:`~a2a_core.errors.BusyError`,
+    #: ``Retry-After``), never queued. Runs a restart left to rerun are not refused.
+    max_runs: int | None = attrs.field(default=None, validator=_optional_positive)
+    #: The same, per caller (principal): one caller cannot take every run.
+    max_runs_per_owner: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_positive)
+    )
+    #: How many streams (``SendStreamingMessage``, ``SubscribeToTask``) may be open at once;
+    #: one more is refused as busy.
+    max_streams: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_positive)
+    )
+    #: The browser origins allowed to call the server (CORS; ``"*"``: any). Empty: CORS is off,
+    #: and browsers refuse pages of other origins their requests.
+    cors_origins: frozenset[str] = attrs.field(default=frozenset(), converter=_origins)
     #: How many push configs one task may hold.
     max_push_configs: int = attrs.field(default=16, validator=_positive)
     #: How many messages a task's history may hold before a follow-up is refused (-32602, the

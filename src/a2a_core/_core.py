@@ -13,11 +13,15 @@ An adapter needs five calls, in this order, for every request:
 Agent output and ticks go through steps 2 to 4 only.
 """
 
+from collections.abc import Mapping
+
 from ._card_model import AgentCard
 from ._config import CoreConfig
+from ._cors import cors_headers, preflight
 from ._effects import AwaitTask, Decision, Fail, Notify, Push, Respond
 from ._errors import A2AError, UsageError
 from ._grpc import PayloadCodec
+from ._health import Health, Probe, health_response, probe_for
 from ._http import Dispatch, HttpFront, HttpRequest, HttpResponse
 from ._inputs import Caller, Input, World
 from ._records import TaskRecord
@@ -50,6 +54,24 @@ class Core:
     def serves(self, method: str, path: str) -> bool:
         """Whether ``path`` (as written, below the A2A root) is one of A2A's endpoints."""
         return self._front.serves(method, path)
+
+    def health_probe(self, method: str, path: str) -> Probe | None:
+        """Which health probe ``method`` and ``path`` (at the server's root) ask for, if any:
+        the probes are answered before, and apart from, A2A's routes."""
+        return probe_for(method, path)
+
+    def health(self, probe: Probe, health: Health, *, head: bool = False) -> HttpResponse:
+        """The answer to ``probe``, given what the transport found out (``health``)."""
+        return health_response(probe, health, head=head)
+
+    def cors_preflight(self, method: str, headers: Mapping[str, str]) -> HttpResponse | None:
+        """The answer to a CORS preflight, if the request (its method and lower-case headers)
+        is one and CORS is on; ``None``: it goes on to be served."""
+        return preflight(method, headers, self.config.cors_origins)
+
+    def cors_headers(self, headers: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+        """The CORS headers for the answer to a request with these (lower-case) headers."""
+        return cors_headers(headers, self.config.cors_origins)
 
     def is_public(self, request: HttpRequest) -> bool:
         """Whether ``request`` needs no authentication (the public agent card)."""

@@ -16,7 +16,13 @@ from ._card import CardRenderer
 from ._config import CoreConfig
 from ._decoding import STREAMING
 from ._effects import Fail, Respond
-from ._errors import A2AError, FieldViolation, PayloadTooLargeError, UnauthenticatedError
+from ._errors import (
+    A2AError,
+    BusyError,
+    FieldViolation,
+    PayloadTooLargeError,
+    UnauthenticatedError,
+)
 from ._exchange import Binding, Dispatch, HttpResponse, json_response
 from ._extensions import HEADER as EXTENSIONS_HEADER
 from ._extensions import active
@@ -191,8 +197,9 @@ class Encoder:
         """A JSON-RPC error response (HTTP 200, as JSON-RPC over HTTP answers, except for what
         HTTP itself must say: size, credentials)."""
         body = error_body(rpc_id, error, self._codec.encode_error_details(error))
-        says_http = isinstance(error, PayloadTooLargeError | UnauthenticatedError)
-        return json_response(body, error.codes.http if says_http else 200)
+        # Busy too: a 503 is what proxies, load balancers and clients' retry logic act on.
+        says_http = isinstance(error, PayloadTooLargeError | UnauthenticatedError | BusyError)
+        return _retry_later(json_response(body, error.codes.http if says_http else 200), error)
 
     def rest_error(self, error: A2AError) -> HttpResponse:
         """A ``google.rpc.Status`` error with the HTTP status of the configured mapping."""
@@ -208,4 +215,14 @@ class Encoder:
             )
         status = status_of(error, self._config.error_mapping)
         details = self._codec.encode_error_details(error)
-        return json_response(dumps(rest_error_body(error, status, details)), status)
+        return _retry_later(
+            json_response(dumps(rest_error_body(error, status, details)), status), error
+        )
+
+
+def _retry_later(response: HttpResponse, error: A2AError) -> HttpResponse:
+    """``response``, with ``Retry-After`` when ``error`` says when to retry."""
+    if not isinstance(error, BusyError):
+        return response
+    retry = ("retry-after", str(error.retry_after))
+    return HttpResponse(response.status, (*response.headers, retry), response.body)

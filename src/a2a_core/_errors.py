@@ -18,6 +18,7 @@ import attrs
 __all__ = [
     "ERROR_CODES",
     "A2AError",
+    "BusyError",
     "CompressionNotSupportedError",
     "ContentTypeNotSupportedError",
     "DeadlineExceededError",
@@ -146,6 +147,17 @@ class UnavailableError(A2AError):
     HTTP says with 503 and gRPC with UNAVAILABLE so that clients and load balancers retry."""
 
 
+class BusyError(A2AError):
+    """The server is at one of its capacity limits (agent runs, a caller's runs, streams) and
+    refuses new work rather than queue it without bound; the client may retry shortly.
+
+    The spec has no error for this: it is answered as the spec's retryable "system" errors
+    are (as :class:`UnavailableError`: -32603, HTTP 503, gRPC UNAVAILABLE), with a reason of
+    its own and ``Retry-After``, the seconds of :attr:`retry_after`."""
+
+    retry_after = 1
+
+
 class TaskNotFoundError(A2AError):
     """No such task, or not one the caller may see (the two are indistinguishable by design)."""
 
@@ -219,6 +231,7 @@ ERROR_CODES: Mapping[type[A2AError], ErrorCodes] = {
     InvalidParamsError:                  _row(-32602, "INVALID_PARAMS", 400, 400, "INVALID_ARGUMENT", "Invalid parameters"),
     InternalError:                       _row(-32603, "INTERNAL", 500, 500, "INTERNAL", "Internal error"),
     UnavailableError:                    _row(-32603, "UNAVAILABLE", 503, 503, "UNAVAILABLE", "Service unavailable; retry later"),
+    BusyError:                           _row(-32603, "SERVER_BUSY", 503, 503, "UNAVAILABLE", "The server is busy; retry later"),
     TaskNotFoundError:                   _row(-32001, "TASK_NOT_FOUND", 404, 404, "NOT_FOUND", "Task not found"),
     TaskNotCancelableError:              _row(-32002, "TASK_NOT_CANCELABLE", 400, 409, "FAILED_PRECONDITION", "Task cannot be canceled"),
     PushNotificationNotSupportedError:   _row(-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED", 400, 400, "FAILED_PRECONDITION", "Push Notification is not supported", "UNIMPLEMENTED"),

@@ -36,12 +36,18 @@ class HttpRequest:
 
 @attrs.frozen
 class HttpResponse:
-    """An HTTP response to send as is (``trailers`` after the body: gRPC's status)."""
+    """An HTTP response to send as is (``trailers`` after the body: gRPC's status).
+
+    ``task_id`` is not sent: it names the task the request concerned (the one it named, or
+    created), when there is one, so that a transport's access log can say so without parsing
+    bodies again. Equality ignores it: two responses are equal when they send the same bytes.
+    """
 
     status: int
     headers: tuple[tuple[str, str], ...]
     body: bytes = b""
     trailers: tuple[tuple[str, str], ...] = ()
+    task_id: str = attrs.field(default="", eq=False)
 
 
 class Binding(enum.Enum):

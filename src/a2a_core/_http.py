@@ -28,7 +28,18 @@ from ._grpc import GrpcFront, PayloadCodec
 from ._inputs import Call, Caller, Dialect, Operation
 from ._json import dumps
 from ._jsonrpc import RpcFailure, RpcId
+from ._model import Message, Task, TaskPushNotificationConfig
 from ._push_policy import host_allowed, host_of
+from ._requests import (
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    Request,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+)
 from ._rest import match_rest
 from ._sse import SSE_HEADERS
 from ._storage import LoggedEvent
@@ -41,6 +52,7 @@ __all__ = [
     "HttpFront",
     "HttpRequest",
     "HttpResponse",
+    "task_concerned",
 ]
 
 #: Where the card is served: the current well-known path, and the one v0.1 to v0.2 clients use.
@@ -155,12 +167,19 @@ class HttpFront:
         return public and request.method in ("GET", "HEAD")
 
     def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
-        """The HTTP response for a call's final reply, in the binding it came in."""
+        """The HTTP response for a call's final reply, in the binding it came in (naming the
+        task it concerns: :attr:`HttpResponse.task_id`)."""
         if dispatch.binding is Binding.GRPC and self._grpc is not None:
             response = self._grpc.render(dispatch, reply)
             named = self._encoder.extension_headers(dispatch)  # as initial metadata
-            return attrs.evolve(response, headers=(*response.headers, *named))
-        return self._encoder.render(dispatch, reply)
+            response = attrs.evolve(response, headers=(*response.headers, *named))
+        else:
+            response = self._encoder.render(dispatch, reply)
+        value = reply.value if isinstance(reply, Respond) else None
+        task_id = task_concerned(dispatch.call.request, value)
+        if not task_id:
+            return response
+        return attrs.evolve(response, task_id=task_id)
 
     def stream_headers(self, dispatch: Dispatch | None = None) -> tuple[tuple[str, str], ...]:
         """The headers of a streamed response (an event stream, or gRPC's; for ``dispatch``:
@@ -314,3 +333,27 @@ def _not_allowed(allow: str) -> HttpResponse:
         (("content-type", JSON), ("allow", allow)),
         b'{"error":{"code":405,"status":"METHOD_NOT_ALLOWED","message":"Method not allowed"}}',
     )
+
+
+def task_concerned(request: Request, value: object = None) -> str:
+    """The id of the task a request concerns, as its client knows it: the task its answer
+    ``value`` is (a send that created it), else the one the request names; "" for none."""
+    if isinstance(value, Task):
+        return value.id
+    if isinstance(value, Message) and value.task_id:
+        return value.task_id
+    match request:
+        case SendMessageRequest(message=message):
+            return message.task_id
+        case GetTaskRequest(id=task_id) | CancelTaskRequest(id=task_id):
+            return task_id
+        case SubscribeToTaskRequest(id=task_id):
+            return task_id
+        case (
+            TaskPushNotificationConfig(task_id=task_id)
+            | GetTaskPushNotificationConfigRequest(task_id=task_id)
+            | DeleteTaskPushNotificationConfigRequest(task_id=task_id)
+            | ListTaskPushNotificationConfigsRequest(task_id=task_id)
+        ):
+            return task_id
+    return ""

@@ -67,6 +67,7 @@ latency, never an event. Every ``reclaim_every`` it also reads what replicas tha
 (their runs, their undelivered notifications), which the store tells apart by its leases.
 """
 
+import heapq
 import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -75,7 +76,7 @@ from typing import Any, TypeGuard, assert_never
 
 import attrs
 
-from ._agent_api import RunAbandoned
+from ._agent_api import RunAbandoned, RunTimedOut
 from ._core import Core
 from ._effects import (
     AwaitTask,
@@ -88,9 +89,9 @@ from ._effects import (
     StartRun,
     StopRun,
 )
-from ._errors import A2AError, DeadlineExceededError, InternalError, UnavailableError
+from ._errors import A2AError, BusyError, DeadlineExceededError, InternalError, UnavailableError
 from ._exchange import Binding
-from ._http import Dispatch, HttpRequest, HttpResponse
+from ._http import Dispatch, HttpRequest, HttpResponse, task_concerned
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Rerun, Tick, World
 from ._records import TaskRecord
 from ._sends import last_user_message
@@ -181,6 +182,8 @@ class StreamOpened:
     ended: bool
     trailers: tuple[tuple[str, str], ...] = ()
     keepalive: bytes = KEEPALIVE
+    #: The id of the task streamed, as its client knows it (for an access log; "" if unknown).
+    task_id: str = ""
 
 
 @attrs.frozen
@@ -257,6 +260,42 @@ class _Job:
     dispatch: Dispatch | None = None
     attempts: int = 0
     decision: Decision | None = None
+
+
+@attrs.frozen
+class _Reserved:
+    """What a decision whose commit is under way will start: ``runs`` for ``owner``, and a
+    stream if ``stream``."""
+
+    owner: str
+    runs: int
+    stream: bool
+
+
+@attrs.define
+class _RunClock:
+    """When run ``run`` started, and when it last gave an output."""
+
+    run: int
+    started: datetime
+    spoke: datetime
+
+    def due(self, longest: timedelta | None, idle: timedelta | None) -> datetime:
+        """When the run would pass a limit if it says nothing more."""
+        times = [self.started + longest] if longest is not None else []
+        if idle is not None:
+            times.append(self.spoke + idle)
+        return min(times)
+
+    def passed(
+        self, longest: timedelta | None, idle: timedelta | None, now: datetime
+    ) -> RunTimedOut | None:
+        """The limit the run has passed by ``now``, if any (the whole run's first)."""
+        if longest is not None and now >= self.started + longest:
+            return RunTimedOut(longest, idle=False)
+        if idle is not None and now >= self.spoke + idle:
+            return RunTimedOut(idle, idle=True)
+        return None
 
 
 @attrs.define
@@ -408,6 +447,20 @@ class Server:
         self._held_pushes: list[Push] = []
         self._read_owed: set[tuple[str, str, int]] = set()  # handed out from it meanwhile
         self._closing = False
+        # The runs' clocks, under a time limit (``max_run_time``, ``run_idle_time``): per task,
+        # its run's start and last output; and a heap of when to look at each, one entry per
+        # run at a time (an output does not push another: the entry, once due, looks at the
+        # clock and comes back later if the run has spoken since).
+        self._clocks: dict[str, _RunClock] = {}
+        self._timers: list[tuple[datetime, int, str, int]] = []
+        self._timer_numbers = itertools.count()
+        # Capacity (``max_runs``, ``max_runs_per_owner``, ``max_streams``): each run's caller
+        # and each caller's count of runs here; and what decisions whose commits are under way
+        # will start, by op: a decision is checked before its commit, so those count too, or
+        # sends decided side by side would overshoot the limits together.
+        self._run_owners: dict[str, str] = {}
+        self._owner_runs: dict[str, int] = {}
+        self._reserved: dict[int, _Reserved] = {}
         #: How many times a stream fell a whole window behind (and read on from the log).
         self.stalls = 0
         self._actions: list[Action] = []
@@ -452,6 +505,9 @@ class Server:
     def agent_output(self, task_id: str, run: int, value: Any, now: datetime) -> None:
         """Run ``run`` of ``task_id``'s agent yielded ``value``; :class:`OutputTaken` says
         when it is decided, and whether the run goes on."""
+        clock = self._clocks.get(task_id)
+        if clock is not None and clock.run == run:
+            clock.spoke = now
         self._start(_Job(AgentOutput(task_id, run, value)), now)
         self._settle(now)
 
@@ -501,6 +557,7 @@ class Server:
             if due is not None and due <= now:
                 self._deliver(follower, release(follower.cursor, now), now)
         self._expire_deadlines(now)
+        self._time_runs(now)
         self._settle(now)
 
     def _expire_deadlines(self, now: datetime) -> None:
@@ -642,6 +699,8 @@ class Server:
             self._start(_Job(AgentDone(task_id, run, error=RunAbandoned())), now)
             self._touch(task_id)
         self._runs.clear()
+        self._run_owners.clear()
+        self._owner_runs.clear()
         self._settle(now)
 
     # --- outputs ------------------------------------------------------------------------------
@@ -663,6 +722,8 @@ class Server:
         for deadline in self._due.values():
             if due is None or deadline < due:
                 due = deadline
+        if self._timers and (due is None or self._timers[0][0] < due):
+            due = self._timers[0][0]
         return due
 
     @property
@@ -678,6 +739,11 @@ class Server:
     def waiting(self) -> int:
         """How many requests wait for their task to settle."""
         return len(self._exchanges)
+
+    @property
+    def closing(self) -> bool:
+        """Whether :meth:`begin_shutdown` was called (the server takes no new work)."""
+        return self._closing
 
     @property
     def live_runs(self) -> int:
@@ -768,7 +834,20 @@ class Server:
         match job:
             case _Job():  # first: nearly every read is a decision's
                 decision = self.core.decide(job.input, snapshot, World(now, self._new_id))
+                self._reserved.pop(op, None)  # decided again: what it held is void
+                reserving = self._reserve(job, decision)
+                if isinstance(reserving, BusyError):
+                    del self._jobs[op]
+                    # Only a caller's decision is refused: it has an exchange to answer.
+                    assert job.dispatch is not None
+                    assert job.exchange is not None
+                    self._deciding.discard(job.exchange)
+                    answer = self.core.render(job.dispatch, Fail(reserving))
+                    self._act(Answer(job.exchange, answer))
+                    return
                 if decision.writes:
+                    if reserving is not None:
+                        self._reserved[op] = reserving
                     job.decision = decision
                     for key in _put_keys(decision):
                         self._writing.setdefault(key, set()).add(op)
@@ -800,6 +879,8 @@ class Server:
             return
         assert isinstance(job, _Job)
         assert job.decision is not None
+        # Committed: the runs and the stream start now (or it is decided again, and checked).
+        self._reserved.pop(op, None)
         again = self._answered(op, job.decision, ok)
         if ok:
             del self._jobs[op]
@@ -846,6 +927,7 @@ class Server:
     def _failed(self, op: int, why: str, now: datetime, *, unavailable: bool = False) -> None:
         """A store operation failed for good: say so to whoever waits on it."""
         job = self._jobs.pop(op)
+        self._reserved.pop(op, None)
         if isinstance(job, _Job) and job.decision is not None:
             # (A no-op unless it was its commit that failed.)
             self._look_again(self._answered(op, job.decision, ok=False), now)
@@ -930,7 +1012,7 @@ class Server:
         for effect in decision.effects:
             match effect:
                 case StartRun():
-                    self._begin(effect, now)
+                    self._begin(effect, now, inp.caller.principal if isinstance(inp, Call) else "")
                 case StopRun(task_id=task_id, run=run):
                     self._end_run(task_id, run)
                     self._act(effect)
@@ -944,8 +1026,9 @@ class Server:
                 case _:
                     assert_never(effect)
 
-    def _begin(self, start: StartRun, now: datetime) -> None:
-        """Start a run; this server keeps one run of a task, the latest it knows of."""
+    def _begin(self, start: StartRun, now: datetime, owner: str = "") -> None:
+        """Start a run (for caller ``owner``, if a caller's send started it: "" for none); this
+        server keeps one run of a task, the latest it knows of."""
         task_id, run = start.task_id, start.run
         if self._closing:
             # Too late to start work: the task is failed with a record of why.
@@ -963,8 +1046,83 @@ class Server:
             # on, forgotten here.
             self._act(StopRun(task_id, current))
         self._runs[task_id] = run
+        self._forget_owner(task_id)  # of the run it replaces
+        if owner:
+            self._run_owners[task_id] = owner
+            self._owner_runs[owner] = self._owner_runs.get(owner, 0) + 1
         self._touch(task_id)
+        config = self.core.config
+        if config.max_run_time is not None or config.run_idle_time is not None:
+            clock = self._clocks[task_id] = _RunClock(run, now, now)
+            self._arm(task_id, clock)
         self._act(start)
+
+    def _forget_owner(self, task_id: str) -> None:
+        owner = self._run_owners.pop(task_id, None)
+        if owner is not None:
+            left = self._owner_runs[owner] - 1
+            if left:
+                self._owner_runs[owner] = left
+            else:
+                del self._owner_runs[owner]
+
+    def _reserve(self, job: _Job, decision: Decision) -> "_Reserved | BusyError | None":
+        """What a caller's ``decision`` would start (runs, a stream) if it is within the
+        capacity limits, or the busy error that refuses it (before anything is written: a
+        refused send leaves no task behind). ``None``: it starts nothing that is limited."""
+        if not isinstance(job.input, Call) or job.dispatch is None:
+            return None  # not a caller's: recovery and agents' own progress are never refused
+        config = self.core.config
+        runs = sum(1 for effect in decision.effects if isinstance(effect, StartRun))
+        stream = isinstance(decision.reply, FollowTask)
+        if not runs and not stream:
+            return None
+        held = self._reserved.values()
+        owner = job.input.caller.principal
+        if runs and config.max_runs is not None:
+            under_way = len(self._runs) + sum(r.runs for r in held)
+            if under_way + runs > config.max_runs:
+                return BusyError(
+                    f"The server is running {under_way} agents, its limit is "
+                    f"{config.max_runs}; retry later"
+                )
+        if runs and config.max_runs_per_owner is not None:
+            mine = self._owner_runs.get(owner, 0)
+            mine += sum(r.runs for r in held if r.owner == owner)
+            if mine + runs > config.max_runs_per_owner:
+                return BusyError(
+                    f"You have {mine} agent runs under way, the limit per caller is "
+                    f"{config.max_runs_per_owner}; retry once one has finished"
+                )
+        if stream and config.max_streams is not None:
+            open_ = len(self._streams) + sum(1 for r in held if r.stream)
+            if open_ + 1 > config.max_streams:
+                return BusyError(
+                    f"The server has {open_} streams open, its limit is {config.max_streams}; "
+                    "retry later"
+                )
+        return _Reserved(owner, runs, stream)
+
+    def _arm(self, task_id: str, clock: _RunClock) -> None:
+        due = clock.due(self.core.config.max_run_time, self.core.config.run_idle_time)
+        heapq.heappush(self._timers, (due, next(self._timer_numbers), task_id, clock.run))
+
+    def _time_runs(self, now: datetime) -> None:
+        """Stop the runs past a time limit, failing each task with a record of which."""
+        config = self.core.config
+        while self._timers and self._timers[0][0] <= now:
+            _, _, task_id, run = heapq.heappop(self._timers)
+            clock = self._clocks.get(task_id)
+            if clock is None or clock.run != run:
+                continue  # that run has ended: its timer is stale
+            why = clock.passed(config.max_run_time, config.run_idle_time, now)
+            if why is None:
+                self._arm(task_id, clock)  # it spoke since: look again later
+                continue
+            del self._clocks[task_id]
+            self._act(StopRun(task_id, run))
+            self._start(_Job(AgentDone(task_id, run, error=why)), now)
+            self._touch(task_id)
 
     def _hand_out(self, push: Push, attempts: int = 0) -> None:
         """A :class:`Notify` for ``push``, unless one is out already (until it is reported)."""
@@ -1048,8 +1206,12 @@ class Server:
             self._reclaim_at = now + self._reclaim_every
 
     def _end_run(self, task_id: str, run: int) -> None:
+        clock = self._clocks.get(task_id)
+        if clock is not None and clock.run == run:
+            del self._clocks[task_id]
         if self._runs.get(task_id) == run:
             del self._runs[task_id]
+            self._forget_owner(task_id)
             self._known.pop(task_id, None)
             self._touch(task_id)
 
@@ -1186,16 +1348,23 @@ class Server:
         frames = self._render(follower, step.frames)
         headers = self.core.stream_headers(dispatch)
         keepalive = b"" if dispatch.binding is Binding.GRPC else KEEPALIVE
+        shown = task_concerned(dispatch.call.request, opened.snapshot)
         if step.cursor.done:
             tail, trailers = self.core.stream_end(dispatch)
             frames += tail
-            self._act(StreamOpened(exchange, 200, headers, frames, True, trailers, keepalive))
+            self._act(
+                StreamOpened(
+                    exchange, 200, headers, frames, True, trailers, keepalive, task_id=shown
+                )
+            )
             return
         self._streams[exchange] = follower
         self._followers.setdefault(opened.task_id, []).append(follower)
         self._touch(opened.task_id)
         self._moved(follower, step.cursor)
-        self._act(StreamOpened(exchange, 200, headers, frames, False, keepalive=keepalive))
+        self._act(
+            StreamOpened(exchange, 200, headers, frames, False, keepalive=keepalive, task_id=shown)
+        )
         # Events may have been committed since the decision's snapshot: the log has them.
         self._read_log(follower, now)
 

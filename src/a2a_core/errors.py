@@ -7,6 +7,7 @@ Raise one from an agent or a store to answer that error in the caller's binding 
 from ._errors import (
     ERROR_CODES,
     A2AError,
+    BusyError,
     CompressionNotSupportedError,
     ContentTypeNotSupportedError,
     DeadlineExceededError,
@@ -34,6 +35,7 @@ from ._errors import (
 __all__ = [
     "ERROR_CODES",
     "A2AError",
+    "BusyError",
     "CompressionNotSupportedError",
     "ContentTypeNotSupportedError",
     "DeadlineExceededError",

@@ -12,6 +12,7 @@ transport over an async store.
 """
 
 from ._effects import Notify, StartRun, StopRun
+from ._health import HEALTH_PATHS, Health, Probe
 from ._http import HttpRequest, HttpResponse
 from ._inputs import ANONYMOUS, Caller
 from ._push_policy import address_allowed, url_problem
@@ -33,6 +34,7 @@ from ._wire_v1 import V1Codec
 
 __all__ = [
     "ANONYMOUS",
+    "HEALTH_PATHS",
     "KEEPALIVE",
     "SSE_HEADERS",
     "Action",
@@ -40,10 +42,12 @@ __all__ = [
     "Caller",
     "Commit",
     "Frames",
+    "Health",
     "HttpRequest",
     "HttpResponse",
     "Notify",
     "OutputTaken",
+    "Probe",
     "Problem",
     "Read",
     "Server",

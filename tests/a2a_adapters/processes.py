@@ -30,7 +30,7 @@ CRASH_AGENT = "tests.a2a_adapters.crash_agent:agent"
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 10.0
 
-_LISTENING = re.compile(r"A2A server on (http://\S+?)/? ")
+_LISTENING = re.compile(r"A2A server on (https?://\S+?)/? ")
 
 
 class ServerProcess:

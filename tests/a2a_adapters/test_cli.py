@@ -472,6 +472,13 @@ only_upper = {"upper": agent}
             "the card 'Text tools' lists the skills ['count'], which have no agent",
         ),
         (["mistakes:agent", "--public-url", "agents.example"], "public_url must be an http://"),
+        (["mistakes:agent", "--cors-origin", "app.example"], "an origin is http:// or https://"),
+        (["mistakes:agent", "--forwarded-allow-ips", "proxy"], "'proxy' is not an IP address"),
+        (
+            ["mistakes:agent", "--ssl-certfile", "/nonexistent/c.pem", "--ssl-keyfile", "/no/k"],
+            "cannot use '/nonexistent/c.pem' with '/no/k' for TLS",
+        ),
+        (["mistakes:agent", "--root-path", "agents"], "root_path must be a path such as"),
         (
             ["mistakes:agent", "--sign-card-jku", "https://a.example/jwks.json"],
             "--sign-card-kid and --sign-card-jku go with --sign-card KEY_FILE",

@@ -78,8 +78,9 @@ def test_every_kind_of_async_agent_serves(agent: Any) -> None:
 def test_an_agent_that_is_not_async_is_refused(agent: Any, given: str) -> None:
     with pytest.raises(TypeError, match=re.escape(given)):
         build_engine(agent)
-    with pytest.raises(TypeError, match=re.escape(given)):
-        serve(agent, port=0)
+    for loop in ("asyncio", "trio"):
+        with pytest.raises(TypeError, match=re.escape(given)):
+            serve(agent, port=0, loop=loop)
 
 
 def test_a_mapping_of_non_agents_or_of_nothing_is_refused() -> None:

@@ -11,21 +11,29 @@ from hypothesis import strategies as st
 
 from a2a_core import (
     AuthenticationInfo,
+    CancelTaskRequest,
     Core,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest,
     Message,
     Part,
     Role,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from a2a_core._http import task_concerned
 from a2a_core.card import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from a2a_core.decisions import AgentDone, AwaitTask, Call, Dispatch, Fail, Operation, Push, Respond
-from a2a_core.errors import ERROR_CODES, A2AError, TaskNotFoundError
+from a2a_core.errors import ERROR_CODES, A2AError, BusyError, TaskNotFoundError
 from a2a_core.store import LoggedEvent, MemoryTasks
 from a2a_core.transport import (
     ANONYMOUS,
@@ -699,8 +707,10 @@ def test_every_error_renders_with_error_info(error_type: type[A2AError]) -> None
     routed = dispatch(core, rpc_request("GetTask", {"id": "t"}, "e"))
     response = core.render(routed, Fail(error_type(metadata={"k": "v"})))
     codes = ERROR_CODES[error_type]
-    # JSON-RPC answers 200, except where HTTP itself must say it (size, credentials).
-    error = rpc_error(response, codes.http if codes.http in (401, 413) else 200)
+    # JSON-RPC answers 200, except where HTTP itself must say it (size, credentials, busy:
+    # what proxies and retry logic act on).
+    says_http = codes.http in (401, 413) or error_type is BusyError
+    error = rpc_error(response, codes.http if says_http else 200)
     assert error["id"] == "e"
     assert error["error"]["code"] == codes.jsonrpc
     assert error["error"]["message"] == codes.message
@@ -956,3 +966,33 @@ def test_no_notification_goes_out_while_push_is_off() -> None:
     off = Server(make_core(push_notifications=False), store=tasks)
     off.agent_done(start.task_id, start.run, datetime(2026, 1, 1, tzinfo=UTC), value="done")
     assert not any(isinstance(a, Notify) for a in off.take_actions())
+
+
+def _said(text: str, **fields: Any) -> Message:
+    return Message(message_id="m", role=Role.USER, parts=(Part(text=text),), **fields)
+
+
+@pytest.mark.parametrize(
+    ("request_", "value", "task_id"),
+    [
+        (
+            SendMessageRequest(message=_said("hi")),
+            Task(id="new", status=TaskStatus(TaskState.SUBMITTED)),
+            "new",
+        ),
+        (SendMessageRequest(message=_said("hi")), _said("direct", task_id="t-1"), "t-1"),
+        (SendMessageRequest(message=_said("hi")), _said("direct"), ""),
+        (SendMessageRequest(message=_said("more", task_id="t-2")), None, "t-2"),
+        (GetTaskRequest(id="t-3"), None, "t-3"),
+        (CancelTaskRequest(id="t-4"), None, "t-4"),
+        (SubscribeToTaskRequest(id="t-5"), None, "t-5"),
+        (TaskPushNotificationConfig(url="https://hook.example", task_id="t-6"), None, "t-6"),
+        (GetTaskPushNotificationConfigRequest(task_id="t-7", id="c"), None, "t-7"),
+        (DeleteTaskPushNotificationConfigRequest(task_id="t-8", id="c"), None, "t-8"),
+        (ListTaskPushNotificationConfigsRequest(task_id="t-9"), None, "t-9"),
+        (ListTasksRequest(), None, ""),
+        (GetExtendedAgentCardRequest(), None, ""),
+    ],
+)
+def test_the_task_an_answer_concerns(request_: Any, value: object, task_id: str) -> None:
+    assert task_concerned(request_, value) == task_id

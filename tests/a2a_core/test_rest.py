@@ -78,6 +78,7 @@ from a2a_core.decisions import (
 from a2a_core.errors import (
     ERROR_CODES,
     A2AError,
+    BusyError,
     FieldViolation,
     InternalError,
     InvalidAgentResponseError,
@@ -948,6 +949,7 @@ HTTP_STATUS: dict[type[A2AError], tuple[int, int]] = {
     MethodNotFoundError: (404, 404),
     InternalError: (500, 500),
     UnavailableError: (503, 503),
+    BusyError: (503, 503),
     PayloadTooLargeError: (413, 413),
     UnauthenticatedError: (401, 401),
     CompressionNotSupportedError: (415, 415),

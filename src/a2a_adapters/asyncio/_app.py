@@ -8,7 +8,7 @@ import asyncio
 
 from quart import Quart
 
-from a2a_adapters._asgi import FastPath
+from a2a_adapters._asgi import serving_chain
 from a2a_adapters._engine import Engine
 from a2a_adapters._lifecycle import ENGINES
 from a2a_adapters._quart_glue import a2a_blueprint
@@ -32,13 +32,15 @@ def run_engine(app: Quart, engine: Engine) -> None:
         await asyncio.gather(*runner, return_exceptions=True)
 
 
-def create_app(engine: Engine) -> Quart:
-    """A Quart application serving A2A at its root."""
+def create_app(engine: Engine, *, root_path: str = "") -> Quart:
+    """A Quart application serving A2A at its root; ``root_path`` is where a proxy in front
+    serves it (``/agents``), if not at the root of its host."""
     app = Quart("a2a_adapters")
     # Quart stops buffering a body past this size, so a huge body is never read into memory.
     app.config["MAX_CONTENT_LENGTH"] = engine.core.config.max_body_bytes
     app.register_blueprint(a2a_blueprint(engine))
     # A2A's endpoints skip Quart's request machinery; the rest of the app is Quart's as usual.
-    app.asgi_app = FastPath(app.asgi_app, engine)  # type: ignore[method-assign,assignment]
+    # Every request, A2A's or Quart's, gets its line in the access log, and CORS if it is on.
+    app.asgi_app = serving_chain(app.asgi_app, engine, root_path)  # type: ignore[method-assign,assignment]
     run_engine(app, engine)
     return app

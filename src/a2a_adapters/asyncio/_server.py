@@ -30,7 +30,7 @@ websocket protocol, beyond the cap and the timeouts.
 import asyncio
 import socket
 from asyncio import TimerHandle
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, cast
 
 import uvicorn
@@ -40,7 +40,8 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from a2a_adapters._extras import needs
 from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed, until_ready
 from a2a_adapters._limits import DEFAULT_LIMITS, REFUSAL_LINGER, ConnectionLimits, Gate, refusal
-from a2a_adapters._tls import TlsFiles
+from a2a_adapters._proxy import TrustedProxies, trusted_networks
+from a2a_adapters._tls import TlsFiles, check
 
 __all__ = ["serve_app"]
 
@@ -54,21 +55,29 @@ async def serve_app(
     limits: ConnectionLimits = DEFAULT_LIMITS,
     grpc_sock: socket.socket | None = None,
     tls: TlsFiles | None = None,
+    forwarded_allow_ips: Sequence[str] = (),
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or a signal stops it).
 
     Open connections (streams included) get ``graceful_timeout`` seconds to finish; idle ones
-    are closed at once. ``limits`` bounds what each client may make the server hold. If an
-    engine of the app fails, the server stops and this raises
-    :class:`~a2a_adapters.EngineFailed` (the process should exit non-zero and be restarted).
+    are closed at once. ``limits`` bounds what each client may make the server hold. The
+    ``X-Forwarded-*`` headers of peers in ``forwarded_allow_ips`` (addresses, networks, or
+    ``*``) are believed, and nobody else's (``a2a_adapters._proxy``). If an engine of the app
+    fails, the server stops and this raises :class:`~a2a_adapters.EngineFailed` (the process
+    should exit non-zero and be restarted).
 
     uvicorn speaks HTTP/1.1 only, and gRPC needs HTTP/2: ``grpc_sock``, a second listening
     socket, serves the same application on hypercorn's asyncio worker, in the same loop, from
     the moment its engines are ready until uvicorn stops. With ``tls`` (a certificate and its
     key) both listeners speak TLS only (HTTPS; gRPC with ALPN ``h2``).
     """
+    networks = trusted_networks(forwarded_allow_ips)
+    if tls is not None:
+        check(tls)  # refused here, saying why, if it cannot load
     config = uvicorn.Config(
-        app,
+        TrustedProxies(app, networks) if forwarded_allow_ips else app,
+        # Ours, above, on both adapters alike; uvicorn's own would believe 127.0.0.1.
+        proxy_headers=False,
         http=_protocol_for(limits),
         # An upgraded connection leaves this protocol for uvicorn's websocket one, out of reach
         # of the connection cap and the timeouts; A2A has no websocket binding.

@@ -213,6 +213,12 @@ class RedisStore:
             else:
                 return bool(found)
 
+    async def ping(self) -> None:
+        """Answer a readiness probe: Redis answers PING (raises :class:`StoreUnavailable`
+        saying why not)."""
+        link = await self._link()
+        await self._call(link.client.ping())
+
     async def aclose(self) -> None:
         """Close this loop's connections (a loop that has ended took its own with it)."""
         self._closed = True

@@ -308,6 +308,11 @@ class SqliteStore:
             raise result
         return result is True
 
+    async def ping(self) -> None:
+        """Answer a readiness probe: the file is open and can be read (raises
+        :class:`StoreUnavailable` saying why not)."""
+        await self._in_thread(self._ping)
+
     async def aclose(self) -> None:
         await self._in_thread(self._close)
 
@@ -332,6 +337,13 @@ class SqliteStore:
         # A worker thread is never abandoned: cancelling the caller waits for it to finish, so
         # a call that has started is always finished (or rolled back), never cut in half.
         return await anyio.to_thread.run_sync(call, argument, limiter=self._limiter_here())
+
+    def _ping(self, _: object = None) -> None:
+        with self._lock:
+            try:
+                self._db.execute("SELECT 1 FROM tasks LIMIT 0").fetchall()
+            except sqlite3.Error as error:
+                raise StoreUnavailable(f"the task store {self.path} failed: {error}") from None
 
     def _close(self, _: object = None) -> None:
         with self._lock:

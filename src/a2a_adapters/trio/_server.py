@@ -25,7 +25,7 @@ give a handler of its own, or none), so they reach Python logging with their tra
 """
 
 import socket
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from functools import partial
 from typing import Any, cast
 
@@ -49,7 +49,8 @@ from a2a_adapters._limits import (
     refusal,
     refusal_parts,
 )
-from a2a_adapters._tls import TlsFiles
+from a2a_adapters._proxy import TrustedProxies, trusted_networks
+from a2a_adapters._tls import TlsFiles, check
 
 __all__ = ["serve_app"]
 
@@ -69,22 +70,31 @@ async def serve_app(
     limits: ConnectionLimits = DEFAULT_LIMITS,
     grpc_sock: socket.socket | None = None,
     tls: TlsFiles | None = None,
+    forwarded_allow_ips: Sequence[str] = (),
 ) -> None:
     """Serve ``app`` on ``sock`` until ``shutdown_trigger`` returns (or forever).
 
     Open connections (streams included) get ``graceful_timeout`` seconds to finish; idle ones
-    are closed at once. ``limits`` bounds what each client may make the server hold. If an
-    engine of the app fails, the server stops and this raises
-    :class:`~a2a_adapters.EngineFailed` (the process should exit non-zero and be restarted).
+    are closed at once. ``limits`` bounds what each client may make the server hold. The
+    ``X-Forwarded-*`` headers of peers in ``forwarded_allow_ips`` (addresses, networks, or
+    ``*``) are believed, and nobody else's (``a2a_adapters._proxy``). If an engine of the app
+    fails, the server stops and this raises :class:`~a2a_adapters.EngineFailed` (the process
+    should exit non-zero and be restarted).
 
     hypercorn speaks HTTP/2 with prior knowledge (h2c) on the same port as HTTP/1.1, so gRPC
     calls reach ``sock`` too; ``grpc_sock``, a second listening socket, serves the same
     application (gRPC on a port of its own), under the same limits. With ``tls`` (a certificate
     and its key) every listener speaks TLS only (HTTPS; gRPC with ALPN ``h2``).
     """
+    networks = trusted_networks(forwarded_allow_ips)
+    if tls is not None:
+        check(tls)  # refused here, saying why, if it cannot load
+    served = cast(ASGIApp, app)
+    if forwarded_allow_ips:
+        served = TrustedProxies(served, networks)
     config = hypercorn_config(limits, graceful_timeout, tls)
     ssl_context = config.create_ssl_context() if tls is not None else None
-    asgi = ASGIWrapper(cast(Any, _RequestLimits(cast(ASGIApp, app), limits)))
+    asgi = ASGIWrapper(cast(Any, _RequestLimits(served, limits)))
     lifespan_state: dict[str, Any] = {}
     lifespan = Lifespan(asgi, config, lifespan_state)
     context = WorkerContext(None)
@@ -153,7 +163,7 @@ async def _until_either(trigger: Callable[[], Awaitable[Any]], app: QuartTrio) -
         nursery.start_soon(then_stop, lambda: until_failed(app))
 
 
-async def _refuse(stream: trio.SocketStream, gate: Gate) -> None:
+async def _refuse(stream: trio.abc.Stream, gate: Gate) -> None:
     """503 to a connection over the cap, then close it."""
     if not gate.begin_refusal():
         await trio.aclose_forcefully(stream)
@@ -163,7 +173,8 @@ async def _refuse(stream: trio.SocketStream, gate: Gate) -> None:
             await stream.send_all(_UNAVAILABLE)
             # Half-close and read on for a moment: closing with the client's request unread
             # would reset the connection, and a reset can destroy the 503 before it is read.
-            await stream.send_eof()
+            if isinstance(stream, trio.abc.HalfCloseableStream):  # TLS is not
+                await stream.send_eof()
             while await stream.receive_some(65536):
                 pass
     except trio.BrokenResourceError:
@@ -178,7 +189,7 @@ class _Watched(trio.abc.HalfCloseableStream):
     first byte of a request arriving, the client closing its side, the server stopping."""
 
     def __init__(self, stream: trio.SocketStream) -> None:
-        self._stream = stream
+        self._stream: trio.abc.Stream = stream
         #: What hypercorn reads the peer's and its own address from.
         self.socket = stream.socket
         self.arrived = False
@@ -201,7 +212,7 @@ class _Watched(trio.abc.HalfCloseableStream):
         self.stopping = True
         self._wake.set()
 
-    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
         try:
             data = await self._stream.receive_some(max_bytes)
         except trio.BrokenResourceError:
@@ -223,7 +234,8 @@ class _Watched(trio.abc.HalfCloseableStream):
         await self._stream.wait_send_all_might_not_block()
 
     async def send_eof(self) -> None:
-        await self._stream.send_eof()
+        # An AttributeError over TLS, which has no half-close: what hypercorn expects of it.
+        await self._stream.send_eof()  # type: ignore[attr-defined]
 
     async def aclose(self) -> None:
         await self._stream.aclose()
