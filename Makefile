@@ -58,8 +58,11 @@ lint: $(DEV_STAMP)
 # --cov measures a2a_core (the source of [tool.coverage.run]) and fails under its fail_under.
 # Then the black-box suites again with every engine on a SQLite file (test-sqlite): the durable
 # default must behave as memory does.
+# Two workers (this machine's cores), each test file whole on one of them, so that a module's
+# shared servers and fixtures are made once: about 40% off the suite's time, measured.
+TEST_WORKERS ?= 2
 test: lint
-	$(BIN)/python -m pytest --cov
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --cov
 	$(MAKE) --no-print-directory test-sqlite
 
 docs: $(DEV_STAMP)
@@ -77,8 +80,8 @@ OWN_STORES := --ignore=tests/a2a_adapters/stores --ignore=tests/a2a_adapters/tes
 	--ignore=tests/a2a_adapters/test_durability.py --ignore=tests/a2a_adapters/test_replicas.py \
 	--ignore=tests/a2a_adapters/test_cli.py
 test-sqlite: $(DEV_STAMP)
-	A2A_TEST_STORE=sqlite $(BIN)/python -m pytest -p no:cacheprovider --no-cov $(OWN_STORES) \
-		-k "not trio" tests/a2a_adapters tests/examples
+	A2A_TEST_STORE=sqlite $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile \
+		-p no:cacheprovider --no-cov $(OWN_STORES) -k "not trio" tests/a2a_adapters tests/examples
 
 # The same on the Redis store, each engine a replica on a redis-server the tests start (about
 # five minutes; not part of make test, whose Redis share is the store conformance suite, the
