@@ -16,6 +16,7 @@ __all__ = ["MissingExtra", "needs"]
 MODULES = {
     "asyncio": frozenset({"quart", "werkzeug", "uvicorn", "httptools", "anyio", "httpx"}),
     "trio": frozenset({"trio", "hypercorn", "quart_trio"}),
+    "redis": frozenset({"coredis"}),
     "signing": frozenset({"jwt", "cryptography"}),
     "oidc": frozenset({"jwt", "cryptography"}),
     "grpc": frozenset({"google", "hypercorn"}),

@@ -11,7 +11,7 @@ import pytest
 
 from a2a_adapters._extras import MissingExtra, needs
 from tests.a2a_core.test_dependencies import CORE_MODULES
-from tests.isolation import run_without
+from tests.isolation import distribution_modules, run_without
 
 #: What the trio extra adds to the asyncio one (hypercorn comes with quart).
 TRIO_ONLY = ("trio", "quart_trio")
@@ -69,3 +69,37 @@ def test_a_missing_module_that_no_extra_brings_is_left_as_it_is() -> None:
 def test_a_missing_submodule_of_an_extra_names_the_extra() -> None:
     with pytest.raises(MissingExtra, match=r"a2a-sansio\[trio\].*'trio'"), needs("trio", "it"):
         raise ModuleNotFoundError("No module named 'trio.lowlevel'", name="trio.lowlevel")
+
+
+#: What ``make serve`` installs: the core and the asyncio extra (pyproject.toml's list).
+ASYNCIO_EXTRA = (
+    CORE_MODULES
+    | distribution_modules("quart", "uvicorn", "httptools", "uvloop", "anyio", "httpx")
+    | {"a2a_adapters", "examples"}
+)
+
+
+def test_the_asyncio_extra_alone_serves_on_sqlite_and_names_the_redis_extra() -> None:
+    # What `make serve` does on a fresh machine: the command line, on its SQLite default,
+    # with no coredis (nor any other extra's package) installed.
+    code = (
+        "import tempfile\n"
+        "from a2a_adapters import cli\n"
+        "from a2a_adapters.stores import open_store\n"
+        "store = open_store('sqlite:' + tempfile.mkdtemp() + '/tasks.db')\n"
+        "print(type(store).__name__)\n"
+        "store.close()\n"
+        "try:\n"
+        "    open_store('redis://127.0.0.1:1/0')\n"
+        "except ImportError as error:\n"
+        "    print(type(error).__name__, error)\n"
+    )
+    ran = run_without(code, allowed=ASYNCIO_EXTRA)
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert lines[0] == "SqliteStore"
+    assert re.fullmatch(
+        r"MissingExtra --store redis://127.0.0.1:1/0 needs the redis extra: "
+        r"pip install 'a2a-sansio\[redis\]' \(no module named 'coredis'\)",
+        lines[1],
+    ), lines

@@ -4,10 +4,12 @@ import os
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from a2a_adapters._extras import needs
 from a2a_core.store import AsyncStore
 
 from ._memory import MemoryStore
-from ._redis import RedisStore, redacted, url_problem
+from ._redis_url import SCHEMES as _REDIS_SCHEMES
+from ._redis_url import redacted, url_problem
 from ._sqlite import SqliteStore, StoreUnavailable
 
 __all__ = ["DEFAULT_STORE", "open_store"]
@@ -20,7 +22,6 @@ _FORMS = (
     "rediss://[:PASSWORD@]HOST:PORT/DB (TLS) or unix:///PATH/TO/redis.sock?db=N "
     "(the Redis forms optionally with ?prefix=NAME&lease=SECONDS)"
 )
-_REDIS_SCHEMES = ("redis", "rediss", "unix")
 #: What a Redis URL may say beyond where the server is: the store's own settings, and the
 #: database and TLS files that coredis reads from the URL itself.
 _REDIS_OPTIONS = ("prefix", "lease", "db")
@@ -69,7 +70,7 @@ def open_store(url: str) -> AsyncStore:
     return SqliteStore(path, synchronous=options.get("synchronous", "FULL"))
 
 
-def _open_redis(url: str) -> RedisStore:
+def _open_redis(url: str) -> AsyncStore:
     parts = urlsplit(url)
     shown = redacted(url)
     options = dict(parse_qsl(parts.query, keep_blank_values=True))
@@ -91,6 +92,8 @@ def _open_redis(url: str) -> RedisStore:
     problem = url_problem(where)
     if problem is not None:
         raise ValueError(f"--store {shown!r}: {problem}")
+    with needs("redis", f"--store {shown}"):  # coredis is the redis extra's
+        from ._redis import RedisStore
     try:
         return RedisStore(where, prefix=prefix, lease=seconds)
     except ValueError as error:

@@ -27,7 +27,6 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import anyio
 import coredis
@@ -61,13 +60,13 @@ from a2a_core.store import (
 
 from ._redis_bus import RedisBus
 from ._redis_lua import COMMIT, OWED, READ, RENEW
+from ._redis_url import redacted, url_problem
 from ._sqlite import StoreUnavailable, _micros, _time
 
 __all__ = ["DEFAULT_URL", "RedisStore"]
 
 #: Where a store connects unless told: database 0 of a Redis on this host.
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
-_SCHEMES = ("redis", "rediss", "unix")
 #: Digits of an event number in an outbox entry, so that entries sort by number as text.
 _SEQ_DIGITS = 20
 
@@ -361,41 +360,6 @@ class _Link:
 
 
 # --- arguments ------------------------------------------------------------------------------------
-
-
-def url_problem(url: str) -> str | None:
-    """What is wrong with ``url`` as the address of a Redis (``None``: nothing coredis would
-    refuse), so that a mistake is told when the store is made, not at its first call."""
-    parts = urlsplit(url)
-    if parts.scheme not in _SCHEMES:
-        return "expected a redis://, rediss:// or unix:// URL"
-    if parts.scheme == "unix":
-        if not parts.path:
-            return "the Unix socket's path is missing"
-    else:
-        if not parts.hostname:
-            return "the Redis host is missing"
-        try:
-            parts.port  # noqa: B018  parsing it is the check
-        except ValueError:
-            return "the port is not a number"
-        database = parts.path.strip("/")
-        if database and not database.isdigit():
-            return f"the database {database!r} is not a number"
-    db = dict(parse_qsl(parts.query)).get("db")
-    if db is not None and not db.isdigit():
-        return f"db={db!r} is not a number"
-    return None
-
-
-def redacted(url: str) -> str:
-    """``url`` with its password (if any) shown as ``***``."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def _json(*parts: str) -> str:
