@@ -93,6 +93,20 @@ class ServerProcess:
         return status
 
 
+def spawn(*args: str) -> ServerProcess:
+    """Start ``serve ARGS`` (any agent, any options) from the project root."""
+    return ServerProcess(
+        subprocess.Popen(
+            command(*args),
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    )
+
+
 def command(*args: str) -> list[str]:
     return [sys.executable, "-m", "a2a_adapters", "serve", *args]
 

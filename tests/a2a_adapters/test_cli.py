@@ -20,7 +20,7 @@ from a2a.types import a2a_pb2_grpc
 
 from a2a_adapters.asyncio import bind_socket
 from a2a_adapters.cli import main
-from tests.a2a_adapters.processes import ServerProcess
+from tests.a2a_adapters.processes import ServerProcess, spawn
 from tests.a2a_adapters.support import (
     COMPLETED,
     card_of,
@@ -50,29 +50,24 @@ def _accepts(host: str, port: int) -> bool:
         return False
 
 
-def _command(*args: str) -> list[str]:
+def _with_store(*args: str) -> list[str]:
     # Each test's tasks are its own: the default store is a file in the working directory.
     store = () if any(a.startswith("--store") for a in args) else ("--store", "memory")
-    return [sys.executable, "-m", "a2a_adapters", "serve", *args, *store]
+    return [*args, *store]
+
+
+def _command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "a2a_adapters", "serve", *_with_store(*args)]
 
 
 @contextmanager
 def serving(args: Sequence[str]) -> Iterator[ServerProcess]:
     """Run ``serve ARGS``; kill it afterwards if the test left it running."""
-    process = subprocess.Popen(
-        _command(*args),
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    server = spawn(*_with_store(*args))
     try:
-        yield ServerProcess(process)
+        yield server
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(STOP_TIMEOUT)
+        server.kill()
 
 
 def _run(args: Sequence[str], *, path: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -1,7 +1,6 @@
 """Run time limits over real HTTP, on both adapters: a stuck run fails its task with a record
 of which limit it passed, and the agent is really stopped (its late answer never lands)."""
 
-import subprocess
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,7 +9,7 @@ import pytest
 
 from a2a_adapters import build_engine
 from a2a_core import AgentContext, completed, working
-from tests.a2a_adapters.processes import ROOT, ServerProcess, command
+from tests.a2a_adapters.processes import spawn
 from tests.a2a_adapters.support import (
     FAILED,
     get_task,
@@ -82,16 +81,7 @@ def test_the_limits_are_command_line_options(loop: str) -> None:
     args = ["tests.a2a_adapters.test_run_limits:stuck", "--store", "memory", "--port", "0"]
     args += ["--loop", loop, "--max-run-seconds", "0.5", "--run-idle-seconds", "60"]
     args += ["--max-runs", "1", "--max-runs-per-owner", "1", "--max-streams", "1"]
-    server = ServerProcess(
-        subprocess.Popen(
-            command(*args),
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    )
+    server = spawn(*args)
     try:
         url = server.wait_for_url()
         first = send_task(url, "hi", return_immediately=True)

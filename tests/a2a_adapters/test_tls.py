@@ -3,7 +3,6 @@ TLS only, the card's URLs say https, and a certificate that cannot be loaded is 
 start-up saying why."""
 
 import ssl
-import subprocess
 from pathlib import Path
 
 import httpx
@@ -12,7 +11,7 @@ import pytest
 from a2a_adapters import build_engine
 from a2a_adapters._tls import TlsFiles, check
 from examples import echo
-from tests.a2a_adapters.processes import ROOT, ServerProcess, command
+from tests.a2a_adapters.processes import spawn
 from tests.a2a_adapters.support import A2A_HEADERS, CARD_PATH, jsonrpc_url, send_params
 from tests.a2a_adapters.tls import self_signed
 from tests.servers import create_app, running_app
@@ -56,16 +55,7 @@ def test_what_cannot_be_loaded_is_refused_saying_why(tmp_path: Path) -> None:
 def test_the_command_line_serves_https(tmp_path: Path) -> None:
     cert, key = self_signed(tmp_path)
     args = ["examples.echo:agent", "--store", "memory", "--port", "0", "--loop", "trio"]
-    server = ServerProcess(
-        subprocess.Popen(
-            command(*args, "--ssl-certfile", str(cert), "--ssl-keyfile", str(key)),
-            cwd=ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    )
+    server = spawn(*args, "--ssl-certfile", str(cert), "--ssl-keyfile", str(key))
     try:
         url = server.wait_for_url()
         sent = _send(url, _trusting(cert))
