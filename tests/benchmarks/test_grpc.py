@@ -15,6 +15,8 @@ def test_a_quick_grpc_run_measures_every_server(tmp_path: Path) -> None:
     for r in rows:
         assert r["table"] == "grpc"
         for server in ("ours", "ours-trio", grpc_bench.THEIRS):
-            assert r[server] > 0, (r["benchmark"], server)
+            # CPU time is counted in clock ticks (10 ms): a quick run's may round to nothing.
+            cpu = "CPU" in r["benchmark"]
+            assert r[server] >= 0 if cpu else r[server] > 0, (r["benchmark"], server)
     assert set(rows[0]["setup"]["commands"]) == {"ours", "ours-trio", grpc_bench.THEIRS}
     assert "streamed events" in grpc_bench.report(rows)
