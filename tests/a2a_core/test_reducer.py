@@ -1199,6 +1199,30 @@ def test_a_terminal_task_past_its_ttl_is_gone() -> None:
     assert responded(harness.get(waiting)).id == waiting
 
 
+def test_pages_past_tasks_expired_before_their_sweep_are_short_and_still_end() -> None:
+    # The store lists what it holds; tasks whose TTL ended since the last sweep are dropped from
+    # the page after, so a page may be short, even empty, and name a next page (AIP-158 allows
+    # it): paging goes on past them and ends, showing only what is live.
+    harness = expiring()
+    done = [harness.create(str(n)) for n in range(3)]
+    for task_id in done:
+        harness.decide(AgentDone(task_id, 1, "ok"))
+    live = harness.create("live")
+    harness.now = harness.record(done[-1]).updated_at + TTL
+    pages: list[list[str]] = []
+    token = ""
+    for _ in range(6):
+        page = listed(harness.list(page_size=1, page_token=token))
+        pages.append([t.id for t in page.tasks])
+        token = page.next_page_token
+        if not token:
+            break
+    assert pages == [[live], [], [], []]
+    assert harness.tick().writes == tuple(Delete(i, 2) for i in done[:2])
+    after_sweep = listed(harness.list())
+    assert ([t.id for t in after_sweep.tasks], after_sweep.next_page_token) == ([live], "")
+
+
 def test_ticks_sweep_expired_tasks_in_batches() -> None:
     harness = expiring()
     ids = [harness.create(str(n)) for n in range(3)]
