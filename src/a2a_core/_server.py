@@ -818,8 +818,11 @@ class Server:
         self._jobs[op] = job
         reads = self.core.needs(job.input)
         known = None
-        if isinstance(job.input, AgentOutput | AgentDone) and reads == Reads(task_id=reads.task_id):
+        inp = job.input
+        if isinstance(inp, AgentOutput | AgentDone) and reads == Reads(task_id=reads.task_id):
             known = self._known.get(reads.task_id)
+            if known is not None and known.run != inp.run:
+                known = None  # not the record of this run: the store says what won
         if known is not None:
             # Decided on what this server last wrote, in turn with the store's answers.
             self._pending[op] = Read(op, reads)
@@ -1216,13 +1219,22 @@ class Server:
             self._touch(task_id)
 
     def _remember(self, writes: Iterable[Write]) -> None:
-        """Keep what was just committed of the tasks this server runs (see ``_known``)."""
+        """Keep what was just committed of the tasks this server runs (see ``_known``).
+
+        Only a record of the run going on here, and never over a later one: a store may answer
+        commits out of order, and a run's output decided on the record of the run before it
+        would find itself superseded and stop, with no write to lose a compare-and-set (the
+        task would stay working with no run behind it)."""
         for write in writes:
             if isinstance(write, Put):
-                if write.record.id in self._runs:
-                    self._known[write.record.id] = write.record
+                record = write.record
+                known = self._known.get(record.id)
+                if known is not None and known.version >= record.version:
+                    continue  # answered after a later commit of ours, remembered already
+                if record.running and self._runs.get(record.id) == record.run:
+                    self._known[record.id] = record
                 else:
-                    self._known.pop(write.record.id, None)
+                    self._known.pop(record.id, None)
             elif isinstance(write, Delete):
                 self._known.pop(write.task_id, None)
 

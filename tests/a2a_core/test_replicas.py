@@ -10,7 +10,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from a2a_core import Core, CoreConfig, TaskState, completed, working
+from a2a_core import Core, CoreConfig, TaskState, completed, input_required, working
 from a2a_core.store import MemoryTasks, Reads
 from a2a_core.transport import (
     Action,
@@ -416,3 +416,31 @@ def test_a_run_superseded_elsewhere_before_its_commit_is_answered_is_stopped() -
     assert sorted(cluster["b"].runs) == [(task_id, 3)]
     assert a.server.following(task_id) == 1  # the stream goes on
     assert cluster.replies(stream)
+
+
+def test_a_late_answer_to_an_earlier_commit_does_not_make_a_run_decide_on_a_stale_record() -> None:
+    # Found by the property test's random search: a's first follow-up (run 2) is stored but
+    # answered slowly; a second follow-up on a, decided on what the store held, starts run 3
+    # and is answered first. The late answer must not leave a deciding run 3's output on the
+    # record of run 2 (which would stop run 3 as superseded, with no write: the task stayed
+    # working with no run behind it).
+    cluster = Cluster("ab")
+    cluster.settle()
+    task_id = started_on(cluster, "b")
+    a = cluster["a"]
+    cluster.send("a", "alice", "now", "more", "m-2", taskId=task_id)
+    cluster.complete("a", min(a.pending))  # decided: a follow-up, with run 2...
+    (first,) = a.pending
+    cluster.perform("a", first)  # ...stored, but the store's answer is slow
+    cluster.send("a", "alice", "now", "again", "m-3", taskId=task_id)
+    cluster.settle(holding=("a", first))  # the second follow-up goes through: run 3 here
+    assert sorted(a.runs) == [(task_id, 3)]
+    cluster.complete("a", first)  # the late answer: run 2 no longer counts
+    cluster.settle()
+    assert sorted(a.runs) == [(task_id, 3)]
+    cluster.output("a", task_id, 3, input_required("?"))
+    cluster.settle()
+    record = cluster.task(task_id)
+    assert record is not None
+    assert (record.run, record.state) == (3, TaskState.INPUT_REQUIRED)
+    assert StopRun(task_id, 3) not in a.seen
