@@ -1,13 +1,15 @@
 """The floor under cross-replica latency: a bare Redis doorbell from one process to another.
 
-    python -m benchmarks.doorbell URL coredis|raw COUNT SPACING_MS
+    python -m benchmarks.doorbell URL coredis|raw|coredis+raw|raw+coredis COUNT SPACING_MS
 
 A publisher (this process) sends ``COUNT`` messages on one channel, ``SPACING_MS`` apart, each
 holding the ``time.monotonic_ns()`` it was sent at; a subscriber (a process of its own, as a
 replica is) takes each arrival minus its stamp. ``coredis``: both ends are coredis clients, as
 our replicas' are (a PUBLISH, a PubSub's ``get_message``); ``raw``: both ends write and read
-RESP on a plain anyio socket, which is what the machine and Redis cost alone. Both ends run on
-the loop our servers run on. Prints one JSON object (p50 and p99 in ms).
+RESP on a plain anyio socket, which is what the machine and Redis cost alone; ``PUB+SUB`` names
+each end's client apart (``coredis+raw``: a coredis publisher, a raw subscriber), which tells
+which end the time goes to. Both ends run on the loop our servers run on. Prints one JSON
+object (p50 and p99 in ms).
 ``benchmarks.replicas`` measures both beside our cross-replica latency: what lies between the
 floors and ours is our own work on either side.
 """
@@ -29,7 +31,13 @@ from a2a_adapters._serve import fast_loop_factory
 CHANNEL = "doorbell-floor"
 #: The event loop our servers run on (uvloop where it is installed), at both ends.
 _LOOP = {"loop_factory": fast_loop_factory()}
-CLIENTS = ("coredis", "raw")
+CLIENTS = ("coredis", "raw", "coredis+raw", "raw+coredis")
+
+
+def _ends(client: str) -> tuple[str, str]:
+    """The publisher's client and the subscriber's."""
+    publisher, _, subscriber = client.partition("+")
+    return publisher, subscriber or publisher
 
 
 def _address(url: str) -> tuple[str, int]:
@@ -85,13 +93,15 @@ async def _publish(url: str, client: str, count: int, spacing: float) -> None:
 
 def floor(url: str, client: str, count: int, spacing_ms: int) -> dict[str, Any]:
     """A subscriber process and this process publishing: the doorbell's latency."""
-    command = [sys.executable, "-m", "benchmarks.doorbell", "--subscriber", url, client, str(count)]
+    publisher, listener = _ends(client)
+    command = [sys.executable, "-m", "benchmarks.doorbell", "--subscriber", url, listener]
+    command.append(str(count))
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as subscriber:
         assert subscriber.stdout is not None
         if subscriber.stdout.readline().strip() != "ready":
             raise RuntimeError(f"the {client} doorbell subscriber did not start")
         # A few more than counted, in case the first is sent before the subscription holds.
-        anyio.run(_publish, url, client, count + 5, spacing_ms / 1000, backend_options=_LOOP)
+        anyio.run(_publish, url, publisher, count + 5, spacing_ms / 1000, backend_options=_LOOP)
         try:
             out, _ = subscriber.communicate(timeout=30)
         except subprocess.TimeoutExpired:

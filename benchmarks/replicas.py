@@ -413,7 +413,12 @@ def rows(measured: dict[str, Any], sizes: Sizes) -> list[Row]:
         for name in ("p50", "p99"):
             label = f"… {name}, the SDK polling every 10 ms"
             found.append(row(label, "ms", "latency", **{THEIRS: fast[f"{name}_ms"]}))
-        for client, what in (("coredis", "coredis"), ("raw", "raw sockets")):
+        for client, what in (
+            ("coredis", "coredis"),
+            ("raw", "raw sockets"),
+            ("coredis+raw", "coredis publishing, a raw socket subscribed"),
+            ("raw+coredis", "a raw socket publishing, coredis subscribed"),
+        ):
             bare = latency[f"doorbell {client}"]
             label = f"… p50, a bare PUBLISH to a subscriber: {what}"
             found.append(row(label, "ms", "latency", ours=bare["p50_ms"], detail=bare))

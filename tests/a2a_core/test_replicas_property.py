@@ -442,8 +442,9 @@ def kind_of_result(result: Any) -> tuple[str, str]:
 
 
 TestReplicaInterleavings = ReplicaInterleavings.TestCase
-# make test runs its search fixed (tests/conftest.py): a random one found an open bug of
-# issue 15 (a task recorded as running that no live replica runs).
+# make test runs its search fixed (tests/conftest.py); A2A_HYPOTHESIS_PROFILE=random searches
+# afresh (one found a task recorded as running that no live replica ran: the regression test is
+# test_replicas's test_a_late_answer_to_an_earlier_commit_...).
 TestReplicaInterleavings.settings = settings(
     max_examples=100,
     stateful_step_count=40,
