@@ -41,21 +41,40 @@ class RedisServer:
 
     ``durable``: an append-only file written before every answer. ``unix_socket``: listen on
     a socket in the server's directory (a short path: a socket's may not pass 107 bytes) and on
-    no TCP port at all (``--port 0``).
+    no TCP port at all (``--port 0``). ``password``: clients must ``AUTH`` with it. ``tls``: a
+    certificate and its key (PEM files) for a TLS port beside the plain one (:attr:`tls_url`).
     """
 
-    def __init__(self, *, durable: bool = False, unix_socket: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        durable: bool = False,
+        unix_socket: bool = False,
+        password: str = "",
+        tls: tuple[Path, Path] | None = None,
+    ) -> None:
         self.durable = durable
         self.directory = Path(tempfile.mkdtemp(prefix="a2a-redis-"))
         self.unix_socket = self.directory / "redis.sock" if unix_socket else None
         self.port = 0 if unix_socket else _free_port()
+        self.password = password
+        self.tls = tls
+        self.tls_port = _free_port() if tls else 0
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
+        login = f":{self.password}@" if self.password else ""
         if self.unix_socket is not None:
-            return f"unix://{self.unix_socket}?db=0"
-        return f"redis://127.0.0.1:{self.port}/0"
+            return f"unix://{login}{self.unix_socket}?db=0"
+        return f"redis://{login}127.0.0.1:{self.port}/0"
+
+    @property
+    def tls_url(self) -> str:
+        """The TLS port's URL, trusting the certificate (``tls``) as its own authority."""
+        assert self.tls is not None, "started without tls"
+        login = f":{self.password}@" if self.password else ""
+        return f"rediss://{login}127.0.0.1:{self.tls_port}/0?ssl_ca_certs={self.tls[0]}"
 
     def _command(self) -> list[str]:
         command = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1"]
@@ -66,6 +85,12 @@ class RedisServer:
             command += ["--appendonly", "no"]
         if self.unix_socket is not None:
             command += ["--unixsocket", str(self.unix_socket), "--unixsocketperm", "700"]
+        if self.password:
+            command += ["--requirepass", self.password]
+        if self.tls is not None:
+            cert, key = self.tls
+            command += ["--tls-port", str(self.tls_port), "--tls-auth-clients", "no"]
+            command += ["--tls-cert-file", str(cert), "--tls-key-file", str(key)]
         return command
 
     def start(self) -> "RedisServer":
@@ -96,8 +121,9 @@ class RedisServer:
                 raise RuntimeError(f"redis-server exited ({self.process.returncode}): {self.log}")
             try:
                 with self._connect() as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(64).startswith(b"+PONG"):
+                    login = f"AUTH {self.password}\r\n".encode() if self.password else b""
+                    sock.sendall(login + b"PING\r\n")
+                    if b"+PONG" in sock.recv(64):
                         return
             except OSError:
                 pass

@@ -60,6 +60,7 @@ from a2a_core.store import (
 
 from ._redis_bus import RedisBus
 from ._redis_lua import COMMIT, OWED, READ, RENEW
+from ._redis_pubsub import PubSubConnection
 from ._redis_url import redacted, url_problem
 from ._sqlite import StoreUnavailable, _micros, _time
 
@@ -253,6 +254,24 @@ class RedisStore:
         return bool(await self._run("owed", arguments))
 
     # --- the event bus's access ---------------------------------------------------------------
+
+    async def subscriber(self) -> PubSubConnection:
+        """The event bus's connection: a bare-socket subscriber (``_redis_pubsub``) to the same
+        Redis, reached as coredis reaches it (its address, credentials and TLS settings are
+        those coredis took from the URL). Enter it with ``async with``."""
+        link = await self._link()
+        pool = link.client.connection_pool
+        options = pool.connection_kwargs
+        location = pool.location
+        return PubSubConnection(
+            host=str(getattr(location, "host", "")),
+            port=int(getattr(location, "port", 0)),
+            unix_path=str(getattr(location, "path", "")),
+            username=options.get("username") or "",
+            password=options.get("password") or "",
+            ssl=options.get("ssl_context"),
+            timeout=self.connect_timeout + self.timeout,
+        )
 
     async def pubsub(self, **options: Any) -> PubSub[bytes]:
         """A coredis PubSub on this store's Redis, for this loop (enter it with ``async

@@ -46,7 +46,7 @@ class Doorbells(Protocol):
 
     def ring_channel(self, task_key: str) -> str: ...
 
-    def pubsub(self, **options: Any) -> Awaitable[AbstractAsyncContextManager[Any]]: ...
+    def subscriber(self) -> Awaitable[AbstractAsyncContextManager[Any]]: ...
 
     def renew_lease(self) -> Awaitable[None]: ...
 
@@ -124,9 +124,9 @@ class RedisBus:
         delay = RECONNECT_FIRST
         while True:
             try:
-                # No retries of its own: a lost connection must end here, so that every
-                # task is subscribed to (and rung) again.
-                channel = await self._store.pubsub(retry_policy=None, subscription_timeout=5)
+                # A lost connection ends here, so that every task is subscribed to (and rung)
+                # again.
+                channel = await self._store.subscriber()
                 async with channel as pubsub:
                     self.connections += 1
                     if self.connections > 1:

@@ -1,0 +1,184 @@
+"""The event bus's own subscriber (``_redis_pubsub``): RESP2 as Redis sends it, and a real
+``redis-server`` reached as the store reaches it (TCP, a Unix socket, a password, TLS), on
+both loops, with coredis publishing as the store's scripts do."""
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import coredis
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from a2a_adapters.stores import RedisStore
+from a2a_adapters.stores._redis_pubsub import PubSubConnection, RespError, parse
+from tests.a2a_adapters.redis_server import RedisServer
+from tests.a2a_adapters.tls import self_signed
+
+LOOPS = ("asyncio", "trio")
+
+# --- RESP2 ------------------------------------------------------------------------------------
+
+_values = st.recursive(
+    st.binary(max_size=40) | st.integers(-(2**40), 2**40),
+    lambda inner: st.lists(inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _encode(value: Any) -> bytes:
+    if isinstance(value, bytes):
+        return b"$%d\r\n%s\r\n" % (len(value), value)
+    if isinstance(value, int):
+        return b":%d\r\n" % value
+    return b"*%d\r\n" % len(value) + b"".join(_encode(v) for v in value)
+
+
+@given(_values, st.binary(max_size=8))
+def test_a_value_is_parsed_only_once_it_is_all_there(value: Any, after: bytes) -> None:
+    data = _encode(value)
+    for cut in range(len(data)):
+        assert parse(data[:cut]) is None, cut  # a value split across reads waits for the rest
+    assert parse(data + after) == (value, len(data))  # what follows is the next value's
+
+
+def test_replies_that_are_not_bulk_strings_or_arrays() -> None:
+    assert parse(b"+OK\r\n") == (b"OK", 5)
+    assert parse(b"$-1\r\n") == (None, 5)
+    assert parse(b"*-1\r\n") == (None, 5)
+    error, end = parse(b"-WRONGPASS invalid username-password pair\r\n") or (None, 0)
+    assert isinstance(error, RespError)
+    assert str(error) == "WRONGPASS invalid username-password pair"
+    assert end == 43
+    with pytest.raises(RespError, match="not RESP2"):
+        parse(b"?what\r\n")
+
+
+# --- against a real Redis ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return self_signed(tmp_path_factory.mktemp("redis-tls"))
+
+
+@pytest.fixture(scope="module")
+def server(certificate: tuple[Path, Path]) -> Iterator[RedisServer]:
+    """One Redis for this module, with a password and a TLS port beside its plain one."""
+    with RedisServer(password="s3cret", tls=certificate) as running:
+        yield running
+
+
+@asynccontextmanager
+async def listening(url: str) -> AsyncIterator[tuple[PubSubConnection, list[dict[str, Any]]]]:
+    """The store's subscriber for ``url``, its messages gathered as they come."""
+    store = RedisStore(url, prefix="pubsub-test")
+    got: list[dict[str, Any]] = []
+    async with await store.subscriber() as subscriber, anyio.create_task_group() as group:
+
+        async def gather() -> None:
+            while True:
+                message = await subscriber.get_message()
+                assert message is not None
+                got.append(message)
+
+        group.start_soon(gather)
+        yield subscriber, got
+        group.cancel_scope.cancel()
+
+
+async def until(check: Callable[[], bool]) -> None:
+    with anyio.fail_after(5):
+        while not check():  # noqa: ASYNC110  what it waits for is another task's list
+            await anyio.sleep(0.005)
+
+
+async def publish(url: str, channel: str, data: bytes) -> int:
+    async with coredis.Redis.from_url(url, decode_responses=False) as client:
+        return await client.publish(channel, data)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+@pytest.mark.parametrize("link", ["tcp", "tls"])
+def test_messages_arrive_once_subscribed_until_unsubscribed(
+    server: RedisServer, loop: str, link: str
+) -> None:
+    url = server.url if link == "tcp" else server.tls_url
+    large = bytes(range(256)) * 300  # 76,800 bytes: many reads, \r\n inside
+
+    async def scenario() -> None:
+        async with listening(url) as (subscriber, got):
+            await subscriber.subscribe("ring:a", "ring:b")
+            # Returned once Redis confirmed both: a publish now reaches this connection.
+            assert await publish(url, "ring:a", b"one") == 1
+            assert await publish(url, "ring:b", large) == 1
+            await until(lambda: len(got) == 2)
+            await subscriber.unsubscribe("ring:a")
+            with anyio.fail_after(5):  # (in effect once Redis has read it)
+                while await publish(url, "ring:a", b"late") != 0:  # noqa: ASYNC110
+                    await anyio.sleep(0.005)
+            assert await publish(url, "ring:b", b"two") == 1
+            await until(lambda: len(got) == 3)
+        assert [(m["type"], m["channel"], m["data"]) for m in got] == [
+            ("message", b"ring:a", b"one"),
+            ("message", b"ring:b", large),
+            ("message", b"ring:b", b"two"),
+        ]
+
+    anyio.run(scenario, backend=loop)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_over_a_unix_socket(loop: str) -> None:
+    async def scenario() -> None:
+        async with listening(running.url) as (subscriber, got):
+            await subscriber.subscribe("ring:u")
+            assert await publish(running.url, "ring:u", b"here") == 1
+            await until(lambda: len(got) == 1)
+        assert got[0]["data"] == b"here"
+
+    with RedisServer(unix_socket=True) as running:
+        anyio.run(scenario, backend=loop)
+
+
+def test_a_wrong_password_is_refused_with_redis_own_words(server: RedisServer) -> None:
+    async def scenario() -> None:
+        store = RedisStore(server.url.replace("s3cret", "wrong"), prefix="pubsub-test")
+        with pytest.raises(RespError, match=r"WRONGPASS|invalid password"):
+            async with await store.subscriber():
+                pass
+
+    anyio.run(scenario)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_redis_that_goes_away_ends_the_connection_with_an_error(loop: str) -> None:
+    # The bus then connects afresh (and rings every task it watches): nothing may hang here.
+    ended: list[BaseException] = []
+
+    async def scenario() -> None:
+        store = RedisStore(running.url, prefix="pubsub-test")
+        async with await store.subscriber() as subscriber, anyio.create_task_group() as group:
+
+            async def read() -> None:
+                try:
+                    while True:
+                        await subscriber.get_message()
+                except Exception as error:
+                    ended.append(error)
+
+            group.start_soon(read)
+            await subscriber.subscribe("ring:k")
+            running.kill()
+            await until(lambda: bool(ended))
+
+    running = RedisServer().start()
+    try:
+        anyio.run(scenario, backend=loop)
+    finally:
+        running.remove()
+    (error,) = ended
+    assert isinstance(error, anyio.EndOfStream | anyio.BrokenResourceError | OSError), error
