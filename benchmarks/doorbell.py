@@ -1,6 +1,6 @@
 """The floor under cross-replica latency: a bare Redis doorbell from one process to another.
 
-    python -m benchmarks.doorbell URL coredis|raw|coredis+raw|raw+coredis COUNT SPACING_MS
+    python -m benchmarks.doorbell URL coredis|raw|PUB+SUB COUNT SPACING_MS
 
 A publisher (this process) sends ``COUNT`` messages on one channel, ``SPACING_MS`` apart, each
 holding the ``time.monotonic_ns()`` it was sent at; a subscriber (a process of its own, as a
@@ -8,8 +8,8 @@ replica is) takes each arrival minus its stamp. ``coredis``: both ends are cored
 our replicas' are (a PUBLISH, a PubSub's ``get_message``); ``raw``: both ends write and read
 RESP on a plain anyio socket, which is what the machine and Redis cost alone; ``PUB+SUB`` names
 each end's client apart (``coredis+raw``: a coredis publisher, a raw subscriber), which tells
-which end the time goes to. Both ends run on the loop our servers run on. Prints one JSON
-object (p50 and p99 in ms).
+which end the time goes to; ``bus`` is the subscriber our replicas' event bus reads with.
+Both ends run on the loop our servers run on. Prints one JSON object (p50 and p99 in ms).
 ``benchmarks.replicas`` measures both beside our cross-replica latency: what lies between the
 floors and ours is our own work on either side.
 """
@@ -27,11 +27,12 @@ import coredis
 from coredis.retry import NoRetryPolicy
 
 from a2a_adapters._serve import fast_loop_factory
+from a2a_adapters.stores import RedisStore
 
 CHANNEL = "doorbell-floor"
 #: The event loop our servers run on (uvloop where it is installed), at both ends.
 _LOOP = {"loop_factory": fast_loop_factory()}
-CLIENTS = ("coredis", "raw", "coredis+raw", "raw+coredis")
+CLIENTS = ("coredis", "raw", "coredis+raw", "raw+coredis", "coredis+bus")
 
 
 def _ends(client: str) -> tuple[str, str]:
@@ -57,6 +58,21 @@ async def _subscribe(url: str, client: str, count: int) -> list[float]:
                 if message is not None and message["type"] == "message":
                     stamp = int(message["data"])
                     latencies.append((time.monotonic_ns() - stamp) / 1e6)
+        return latencies
+    if client == "bus":
+        store = RedisStore(url, prefix="doorbell")
+        async with await store.subscriber() as bus, anyio.create_task_group() as group:
+
+            async def listen() -> None:
+                while len(latencies) < count:
+                    message = await bus.get_message()
+                    assert message is not None
+                    latencies.append((time.monotonic_ns() - int(message["data"])) / 1e6)
+                group.cancel_scope.cancel()
+
+            group.start_soon(listen)
+            await bus.subscribe(CHANNEL)
+            print("ready", flush=True)
         return latencies
     stream = await anyio.connect_tcp(*_address(url))
     async with stream:

@@ -418,6 +418,7 @@ def rows(measured: dict[str, Any], sizes: Sizes) -> list[Row]:
             ("raw", "raw sockets"),
             ("coredis+raw", "coredis publishing, a raw socket subscribed"),
             ("raw+coredis", "a raw socket publishing, coredis subscribed"),
+            ("coredis+bus", "coredis publishing, our bus's subscriber"),
         ):
             bare = latency[f"doorbell {client}"]
             label = f"… p50, a bare PUBLISH to a subscriber: {what}"
