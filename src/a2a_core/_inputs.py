@@ -5,13 +5,13 @@ time, and a source of fresh ids) it fully determines the core's decision, so any
 server can be replayed exactly from its inputs.
 """
 
-import enum
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 import attrs
 
+from ._model import FastEnum
 from ._requests import Request
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-class Operation(enum.Enum):
+class Operation(FastEnum):
     """An A2A operation; values are the v1.0 JSON-RPC method names."""
 
     SEND_MESSAGE = "SendMessage"
@@ -45,7 +45,7 @@ class Operation(enum.Enum):
     GET_EXTENDED_CARD = "GetExtendedAgentCard"
 
 
-class Dialect(enum.Enum):
+class Dialect(FastEnum):
     """Which version of the protocol a call was made in (it shapes a few semantics too)."""
 
     V1_0 = "1.0"

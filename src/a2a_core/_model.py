@@ -54,7 +54,15 @@ SERVER_ONLY_KEY = "a2a_server_only"
 SERVER_ONLY: Mapping[str, bool] = {SERVER_ONLY_KEY: True}
 
 
-class TaskState(enum.Enum):
+class FastEnum(enum.Enum):
+    """An enum hashed by identity. ``enum.Enum`` hashes a member by its name in Python code,
+    and the core looks members up in sets and tables on every decision (the state tables, the
+    terminal states): its members are singletons, so identity is the same equality, in C."""
+
+    __hash__ = object.__hash__
+
+
+class TaskState(FastEnum):
     """The lifecycle state of a task; values are the v1.0 ProtoJSON names."""
 
     UNSPECIFIED = "TASK_STATE_UNSPECIFIED"
@@ -89,7 +97,7 @@ _TERMINAL = frozenset(
 _INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 
 
-class Role(enum.Enum):
+class Role(FastEnum):
     """Who wrote a message; values are the v1.0 ProtoJSON names."""
 
     UNSPECIFIED = "ROLE_UNSPECIFIED"

@@ -24,10 +24,9 @@ superseding, canceling and finishing runs make happen. Its entries name their ef
 tables do, so the rule that late output is dropped and its run stopped is stated once.
 """
 
-import enum
 from collections.abc import Mapping
 
-from ._model import TaskState
+from ._model import FastEnum, TaskState
 
 __all__ = [
     "RUNS",
@@ -43,7 +42,7 @@ __all__ = [
 ]
 
 
-class Trigger(enum.Enum):
+class Trigger(FastEnum):
     """What can happen to a task."""
 
     #: The agent reports the task's new state.
@@ -151,14 +150,14 @@ def state_diagram() -> str:
 # --- the run machine ------------------------------------------------------------------------------
 
 
-class RunState(enum.Enum):
+class RunState(FastEnum):
     """Whether a task has an agent run whose output counts (``TaskRecord.running``)."""
 
     IDLE = "idle"
     RUNNING = "running"
 
 
-class RunTrigger(enum.Enum):
+class RunTrigger(FastEnum):
     """What happens to a task's runs."""
 
     #: A message starts a turn: a new task, or a follow-up.
@@ -177,7 +176,7 @@ class RunTrigger(enum.Enum):
     LATE_END = "a run that no longer counts ends"
 
 
-class RunEffect(enum.Enum):
+class RunEffect(FastEnum):
     """What a run transition makes happen (the reducer turns each into effects)."""
 
     #: Start a new run (numbered one more than the last).
