@@ -1,0 +1,191 @@
+"""How our stores' latencies grow with the tasks they hold (issue 18's scaling table).
+
+    python -m benchmarks.scaling [--sizes 1000,100000,1000000] [--stores memory,sqlite]
+                                 [--quick] [--out FILE]
+
+For each store and size, a fresh process fills the store with that many settled tasks, then
+times a read of one task (get), a status change that moves a task in the listing order (save),
+the first page of the owner's listing (list, 50 tasks with their count) and a blocking
+SendMessage through the engine's whole request path short of HTTP (``Engine.handle``, the echo
+agent run, its answer rendered). ``memory`` is the in-memory store (``MemoryStore``), ``sqlite``
+a ``SqliteStore`` file at ``synchronous=NORMAL`` in the temporary directory. Each figure is the
+median of five rounds' means. A row is flat when its largest size costs at most 1.2 times its
+smallest (issue 18's target); the table says which rows are. ``--quick`` measures small sizes
+in seconds (the smoke test uses it: its figures mean little). Writes the JSON to
+``benchmarks/results/scaling.json`` unless ``--out`` says otherwise.
+"""
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.inprocess import (
+    FILL_BATCH,
+    ROUNDS,
+    _ours_figures,
+    _ours_records,
+    _send_body,
+)
+
+SIZES = (1_000, 100_000, 1_000_000)
+QUICK_SIZES = (100, 2_000)
+STORES = ("memory", "sqlite")
+#: The largest size may cost this much more than the smallest, per operation.
+FLAT = 1.2
+#: Blocking sends timed per size (in rounds), and the calls of each store operation.
+SENDS = 1_000
+OPS = 2_000
+#: Message ids of the timed sends start here, past those of the stored tasks (a send with a
+#: stored task's id and text would be a re-send of it, which runs nothing).
+FIRST_SEND = 10**9
+DEFAULT_OUT = Path(__file__).parent / "results" / "scaling.json"
+
+
+async def _send_latency(store: Any, sends: int) -> float:
+    """Microseconds per blocking send through ``Engine.handle`` on ``store``."""
+    import anyio
+
+    from a2a_core.transport import HttpRequest
+    from benchmarks.servers.ours import engine
+
+    headers = {"content-type": "application/json", "a2a-version": "1.0"}
+    server = engine(store)
+    means: list[float] = []
+    async with anyio.create_task_group() as group:
+        await group.start(server.run)
+        per_round = max(1, sends // ROUNDS)
+        n = FIRST_SEND
+        for _ in range(ROUNDS):
+            started = time.perf_counter()
+            for _ in range(per_round):
+                request = HttpRequest("POST", "/", headers, _send_body(n))
+                response = await server.handle(request, "http://bench")
+                assert b"TASK_STATE_COMPLETED" in getattr(response, "body", b""), response
+                n += 1
+            means.append((time.perf_counter() - started) / per_round)
+        await server.aclose()
+    return statistics.median(means) * 1e6
+
+
+def measure(store_name: str, count: int, sends: int, ops: int) -> dict[str, Any]:
+    """One store holding ``count`` settled tasks: its figures (run in a process of its own)."""
+    from a2a_adapters.stores import MemoryStore, SqliteStore
+    from a2a_core.store import Put
+
+    records = _ours_records(count)
+    with tempfile.TemporaryDirectory(prefix="a2a-scaling-") as folder:
+        store: Any = (
+            MemoryStore()
+            if store_name == "memory"
+            else SqliteStore(Path(folder) / "tasks.db", synchronous="NORMAL")
+        )
+        filled: dict[str, float] = {}
+
+        async def fill() -> None:
+            started = time.perf_counter()
+            for first in range(0, count, FILL_BATCH):
+                batch = records[first : first + FILL_BATCH]
+                assert await store.commit([Put(r, 0) for r in batch])
+            filled["fill_seconds"] = time.perf_counter() - started
+
+        async def run() -> dict[str, Any]:
+            figures = await _ours_figures(store, records, fill, ops)
+            figures["send_us"] = await _send_latency(store, sends)
+            return figures
+
+        try:
+            result = asyncio.run(run())
+        finally:
+            if store_name == "sqlite":
+                store.close()
+    return {"store": store_name, **result, **filled}
+
+
+OPERATIONS = {
+    "get_us": "get one task",
+    "save_us": "save a status change",
+    "list_us": "list a page (50, with the count)",
+    "send_us": "blocking send, engine to answer",
+}
+
+
+def rows(found: list[dict[str, Any]], sizes: tuple[int, ...]) -> list[dict[str, Any]]:
+    """One row per store and operation: its µs at each size, and largest/smallest."""
+    table = []
+    for store in STORES:
+        by_size = {f["tasks"]: f for f in found if f["store"] == store}
+        if not by_size:
+            continue
+        for key, label in OPERATIONS.items():
+            figures = {size: by_size[size][key] for size in sizes if size in by_size}
+            smallest, largest = figures[min(figures)], figures[max(figures)]
+            growth = largest / smallest
+            table.append(
+                {
+                    "store": store,
+                    "operation": label,
+                    "us": figures,
+                    "growth": growth,
+                    "flat": growth <= FLAT,
+                }
+            )
+    return table
+
+
+def render(table: list[dict[str, Any]], sizes: tuple[int, ...]) -> str:
+    heads = " | ".join(f"{s:,} tasks" for s in sizes)
+    lines = [
+        f"| store | operation, µs | {heads} | largest / smallest | flat (≤ {FLAT}x) |",
+        "|---|---|" + "---:|" * len(sizes) + "---:|---|",
+    ]
+    for row in table:
+        cells = " | ".join(f"{row['us'][s]:,.1f}" if s in row["us"] else "" for s in sizes)
+        verdict = "met" if row["flat"] else "missed"
+        growth = f"{row['growth']:.2f}x"
+        lines.append(f"| {row['store']} | {row['operation']} | {cells} | {growth} | {verdict} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="")
+    parser.add_argument("--stores", default=",".join(STORES))
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.measure:
+        store_name, count, sends, ops = args.measure
+        print(json.dumps(measure(store_name, int(count), int(sends), int(ops))))
+        return {}
+    sizes = (
+        tuple(int(s) for s in args.sizes.split(","))
+        if args.sizes
+        else (QUICK_SIZES if args.quick else SIZES)
+    )
+    sends, ops = (50, 100) if args.quick else (SENDS, OPS)
+    found = []
+    for store in args.stores.split(","):
+        for size in sizes:
+            print(f"{store}: {size:,} tasks…", file=sys.stderr, flush=True)
+            command = [sys.executable, "-m", "benchmarks.scaling", "--measure"]
+            command += [store, str(size), str(sends), str(ops)]
+            out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=3600)
+            found.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    table = rows(found, sizes)
+    print(render(table, sizes))
+    results = {"sizes": sizes, "measured": found, "rows": table}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+if __name__ == "__main__":
+    main()
