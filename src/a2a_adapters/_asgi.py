@@ -181,10 +181,17 @@ def _encoded(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:
     return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
 
 
+#: A key of an ``http.response.start`` message that says its whole body follows at once, in one
+#: ``http.response.body``: a server may then write the head and the body together (the trio
+#: server does: one write where hypercorn makes two). Servers that do not know it ignore it.
+WHOLE = "a2a.whole"
+
+
 async def _send_response(response: HttpResponse, send: Send, takes_trailers: bool) -> None:
     if not response.trailers:
         headers = _encoded(tuple(with_length(response)))
-        await send({"type": "http.response.start", "status": response.status, "headers": headers})
+        start = {"type": "http.response.start", "status": response.status, "headers": headers}
+        await send({**start, WHOLE: True})
         await send({"type": "http.response.body", "body": response.body})
         return
     trailers = _encoded(response.trailers)
