@@ -54,7 +54,11 @@ async def enter(
     if traced is None:
         return await _enter(engine, head, base_url, read_body, disconnected, visit)
     with traced:
-        response = await _enter(engine, head, base_url, read_body, disconnected, visit)
+        try:
+            response = await _enter(engine, head, base_url, read_body, disconnected, visit)
+        except ClientLeft:
+            traced.client_left()
+            raise
     return traced.answered(response)
 
 

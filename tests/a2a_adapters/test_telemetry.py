@@ -9,8 +9,11 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 import attrs
+import grpc
 import httpx
 import pytest
+from a2a.types import a2a_pb2 as pb
+from a2a.types import a2a_pb2_grpc
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -24,19 +27,20 @@ from a2a_adapters.stores import MemoryStore
 from a2a_core import AgentContext, Update, completed, working
 from a2a_core.store import Put, Reads, Write
 from examples import echo
+from tests import servers
 from tests.a2a_adapters.sse import Gate, open_stream
 from tests.a2a_adapters.support import (
     A2A_HEADERS,
     error_of,
+    new_id,
     result_of,
     rpc,
     send_params,
     wait_until,
 )
 from tests.a2a_adapters.webhooks import receiving
-from tests.servers import serving
-
-pytestmark = pytest.mark.usefixtures("adapter")
+from tests.isolation import run_without
+from tests.servers import running_grpc_server, serving
 
 #: A caller's trace context (W3C Trace Context's own example).
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -100,6 +104,7 @@ def server_spans(otel: Recorded, count: int) -> list[ReadableSpan]:
     return [s for s in otel.finished() if s.kind is SpanKind.SERVER][:count]
 
 
+@pytest.mark.usefixtures("adapter")
 def test_a_span_per_operation_continuing_the_callers_trace(otel: Recorded) -> None:
     engine = build_engine(echo.agent, card=echo.card, telemetry=otel.telemetry)
     with serving(engine) as url:
@@ -151,6 +156,7 @@ def test_a_span_per_operation_continuing_the_callers_trace(otel: Recorded) -> No
     assert fetched.attributes["http.request.method"] == "GET"
 
 
+@pytest.mark.usefixtures("adapter")
 def test_a_server_fault_marks_its_span_as_an_error(otel: Recorded) -> None:
     gate = Gate()
 
@@ -173,6 +179,7 @@ def test_a_server_fault_marks_its_span_as_an_error(otel: Recorded) -> None:
     assert refused.status.description == "SERVER_BUSY"
 
 
+@pytest.mark.usefixtures("adapter")
 def test_the_agent_run_is_a_child_of_its_request_and_linked_to_it(otel: Recorded) -> None:
     """Its context is the run's: what the agent traces itself is the run's child."""
     own = otel.tracer.get_tracer("the agent's own")
@@ -209,6 +216,7 @@ def test_the_agent_run_is_a_child_of_its_request_and_linked_to_it(otel: Recorded
     assert thinking.parent.span_id == run.context.span_id
 
 
+@pytest.mark.usefixtures("adapter")
 def test_a_failing_agent_marks_its_run_span(otel: Recorded) -> None:
     async def broken(ctx: AgentContext) -> str:
         raise RuntimeError("the model is down")
@@ -233,6 +241,7 @@ async def three_steps(ctx: AgentContext) -> AsyncIterator[Update]:
     yield completed("all done")
 
 
+@pytest.mark.usefixtures("adapter")
 def test_each_push_delivery_is_a_client_span_whose_context_the_webhook_gets(
     otel: Recorded,
 ) -> None:
@@ -301,6 +310,7 @@ def duration_counts(otel: Recorded) -> dict[tuple[Any, ...], int]:
     }
 
 
+@pytest.mark.usefixtures("adapter")
 def test_request_durations_by_method_binding_and_status(otel: Recorded) -> None:
     engine = build_engine(echo.agent, card=echo.card, telemetry=otel.telemetry)
     with serving(engine) as url:
@@ -321,6 +331,7 @@ def test_request_durations_by_method_binding_and_status(otel: Recorded) -> None:
     assert 0 < histogram.sum < 5
 
 
+@pytest.mark.usefixtures("adapter")
 def test_task_transitions_are_counted_by_state(otel: Recorded) -> None:
     engine = build_engine(three_steps, telemetry=otel.telemetry)
     with serving(engine) as url:
@@ -336,6 +347,7 @@ def test_task_transitions_are_counted_by_state(otel: Recorded) -> None:
     }
 
 
+@pytest.mark.usefixtures("adapter")
 def test_streams_are_counted_while_open_and_traced_until_they_end(otel: Recorded) -> None:
     gate = Gate()
 
@@ -388,6 +400,7 @@ class RivalStore(MemoryStore):
         return await super().commit(writes)
 
 
+@pytest.mark.usefixtures("adapter")
 def test_version_conflicts_are_counted(otel: Recorded) -> None:
     store = RivalStore()
     engine = build_engine(three_steps, store=store, telemetry=otel.telemetry)
@@ -404,3 +417,95 @@ def test_version_conflicts_are_counted(otel: Recorded) -> None:
         "TASK_STATE_WORKING": 1,
         "TASK_STATE_COMPLETED": 1,
     }
+
+
+@pytest.mark.usefixtures("adapter")
+def test_grpc_calls_continue_the_trace_in_their_metadata(otel: Recorded) -> None:
+    on_trio = servers.ADAPTER == "trio"
+    with (
+        running_grpc_server(echo.agent, same_port=on_trio, telemetry=otel.telemetry) as server,
+        grpc.insecure_channel(server.target) as channel,
+    ):
+        stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
+        message = pb.Message(message_id=new_id(), role=pb.ROLE_USER, parts=[pb.Part(text="hi")])
+        metadata = (("a2a-version", "1.0"), ("traceparent", TRACEPARENT))
+        sent = stub.SendMessage(pb.SendMessageRequest(message=message), metadata=metadata)
+        with pytest.raises(grpc.RpcError) as missing:
+            stub.GetTask(pb.GetTaskRequest(id="no-such-task"), metadata=metadata[:1])
+        assert missing.value.code() is grpc.StatusCode.NOT_FOUND
+        send, get = server_spans(otel, 2)
+    assert send.name == f"{SERVICE}/SendMessage"
+    assert hex_id(send.context.trace_id, 32) == TRACE_ID
+    assert send.parent is not None
+    assert hex_id(send.parent.span_id, 16) == PARENT_ID
+    attributes = dict(send.attributes or {})
+    assert attributes["a2a.protocol.binding"] == "GRPC"
+    assert attributes["a2a.task_id"] == sent.task.id
+    assert attributes["rpc.response.status_code"] == "OK"
+    assert "jsonrpc.request.id" not in attributes
+    assert get.name == f"{SERVICE}/GetTask"
+    assert (get.attributes or {})["rpc.response.status_code"] == "NOT_FOUND"
+    assert get.parent is None
+
+
+#: Serves one blocking send through an engine (no sockets), then prints what it answered.
+ONE_SEND = """
+import json
+import anyio
+from a2a_adapters import build_engine
+from a2a_core.transport import HttpRequest
+
+async def echo(ctx):
+    return ctx.text
+
+BODY = json.dumps({
+    "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+    "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}},
+}).encode()
+HEAD = {"content-type": "application/json", "a2a-version": "1.0", "traceparent": "TRACEPARENT"}
+
+async def send(engine):
+    async with anyio.create_task_group() as group:
+        await group.start(engine.run)
+        response = await engine.handle(HttpRequest("POST", "/", HEAD, BODY), "http://test")
+        await engine.aclose()
+    return json.loads(response.body)["result"]["task"]["status"]["state"]
+""".replace("TRACEPARENT", TRACEPARENT)
+
+
+def test_without_opentelemetry_everything_works_and_nothing_is_emitted() -> None:
+    code = ONE_SEND + (
+        "from a2a_adapters import _telemetry\n"
+        "engine = build_engine(echo)\n"
+        "print(anyio.run(send, engine), _telemetry.OTEL, engine.telemetry.active)\n"
+    )
+    ran = run_without(code, refused=("opentelemetry",))
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "TASK_STATE_COMPLETED False False\n"
+
+
+def test_the_global_providers_are_used_once_an_application_sets_them() -> None:
+    """Off (and costing nothing) while the API's placeholders are the providers, on from the
+    moment an application sets one, even after the server started."""
+    code = ONE_SEND + (
+        "from opentelemetry import trace\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n"
+        "from opentelemetry.sdk.trace.export.in_memory_span_exporter import "
+        "InMemorySpanExporter\n"
+        "engine = build_engine(echo)\n"
+        "before = engine.telemetry.active\n"
+        "anyio.run(send, engine)\n"
+        "spans = InMemorySpanExporter()\n"
+        "provider = TracerProvider()\n"
+        "provider.add_span_processor(SimpleSpanProcessor(spans))\n"
+        "trace.set_tracer_provider(provider)\n"
+        "anyio.run(send, build_engine(echo))\n"
+        "names = sorted(span.name for span in spans.get_finished_spans())\n"
+        "print(before, engine.telemetry.active, names)\n"
+    )
+    ran = run_without(code)
+    assert ran.returncode == 0, ran.stderr
+    # Engine.handle is below the entries that make request spans (the ASGI application's): of
+    # this send, only the run is traced, in a trace of its own.
+    assert ran.stdout == "False True ['a2a.agent.run']\n"
