@@ -1,7 +1,8 @@
 """What telemetry costs a request: blocking sends per second through the ASGI application, in
 process (no sockets), with each telemetry setting, each in a fresh interpreter.
 
-    python -m benchmarks.telemetry [--sends N] [--rounds R] [--trials T] [--loop asyncio|trio]
+    python -m benchmarks.telemetry [--sends N] [--rounds R] [--trials T] [--calls C]
+                                   [--loop asyncio|trio]
 
 Settings:
 
@@ -17,7 +18,7 @@ Settings:
 
 Beside the rate, the ``absent`` and ``idle`` processes time the telemetry hooks themselves:
 how many times one send calls each (counted during a real send) and what one call costs
-(timed alone: the best of five runs of 200,000 calls), so that the figure of what telemetry
+(timed alone: the best of five runs of ``calls`` calls), so that the figure of what telemetry
 adds to a send while off does not drown in the noise of two rates.
 
 Each request is the whole application path a socket's request takes (the access-log
@@ -189,7 +190,7 @@ async def _count_hooks(loop_backend: str) -> dict[str, float]:
     return {name: count / sends for name, count in calls.items()}
 
 
-def _time_hooks() -> dict[str, float]:
+def _time_hooks(number: int) -> dict[str, float]:
     """Nanoseconds per call of each hook while telemetry is off (the best of five runs)."""
     import timeit
 
@@ -225,20 +226,19 @@ def _time_hooks() -> dict[str, float]:
         "store_wrapper": lambda: counted.commit(()),
         "store_direct": lambda: inner.commit(()),
     }
-    number = 200_000
     return {
         name: min(timeit.repeat(case, number=number, repeat=5)) / number * 1e9
         for name, case in cases.items()
     }
 
 
-def _child(setting: str, sends: int, rounds: int, loop: str) -> None:
+def _child(setting: str, sends: int, rounds: int, loop: str, calls: int) -> None:
     import anyio
 
     result = anyio.run(_measure, setting, sends, rounds, backend=loop)
     if setting in ("absent", "idle"):
         per_send = anyio.run(_count_hooks, loop, backend=loop)
-        cost = _time_hooks()
+        cost = _time_hooks(calls)
         wrapper = max(cost.pop("store_wrapper") - cost.pop("store_direct"), 0.0)
         # Every commit of the memory store passes the wrapper (which calls committed() or
         # conflicted()); its reads do not.
@@ -253,11 +253,11 @@ def _child(setting: str, sends: int, rounds: int, loop: str) -> None:
     print(json.dumps(result))
 
 
-def measure(setting: str, sends: int, rounds: int, loop: str) -> dict[str, Any]:
+def measure(setting: str, sends: int, rounds: int, loop: str, calls: int) -> dict[str, Any]:
     """One setting, in a fresh interpreter (``absent`` one that cannot import OpenTelemetry)."""
     code = (_REFUSE if setting == "absent" else "") + (
         "from benchmarks.telemetry import _child\n"
-        f"_child({setting!r}, {sends}, {rounds}, {loop!r})\n"
+        f"_child({setting!r}, {sends}, {rounds}, {loop!r}, {calls})\n"
     )
     ran = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=600
@@ -273,12 +273,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--sends", type=int, default=5000, help="sends per round")
     parser.add_argument("--rounds", type=int, default=5, help="rounds (the best one counts)")
     parser.add_argument("--trials", type=int, default=3, help="fresh processes per setting")
+    parser.add_argument("--calls", type=int, default=200_000, help="calls per hook timing")
     parser.add_argument("--loop", choices=("asyncio", "trio"), default="asyncio")
     args = parser.parse_args(argv)
     results: dict[str, dict[str, Any]] = {}
     for _ in range(args.trials):
         for setting in SETTINGS:
-            figures = measure(setting, args.sends, args.rounds, args.loop)
+            figures = measure(setting, args.sends, args.rounds, args.loop, args.calls)
             if setting not in results or figures["sends_per_s"] > results[setting]["sends_per_s"]:
                 results[setting] = figures
     base = results["absent"]["us_per_send"]

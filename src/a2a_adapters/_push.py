@@ -119,8 +119,8 @@ class PushSender:
         #: same webhook (``None``: no other server delivers this store's notifications). Set by
         #: the engine for a store shared by replicas; a notification waits while it says so.
         self.ahead: Callable[[Notify], Awaitable[bool]] | None = None
-        #: Spans and counts of the attempts (the engine gives its own).
-        self.telemetry = Telemetry()
+        #: Spans and counts of the attempts: none until the engine gives its own.
+        self.telemetry = Telemetry(enabled=False)
         #: The context current when each notification was queued (telemetry on), by
         #: (task, config, event): its delivery spans are children of it.
         self._contexts: dict[tuple[str, str, int], Context] = {}

@@ -95,6 +95,27 @@ PUSH_EVENT = "a2a.push.event_seq"
 PUSH_ATTEMPT = "a2a.push.attempt"
 PUSH_OUTCOME = "a2a.push.outcome"
 
+#: ``google.rpc.Code`` names by number (what ``rpc.response.status_code`` says).
+GRPC_CODES = (
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+)
+
 #: Span names other than the requests' (which are ``{SERVICE}/{operation}``).
 RUN_SPAN = "a2a.agent.run"
 PUSH_SPAN = "a2a.push"
@@ -155,7 +176,8 @@ class Telemetry:
     ones, as an application or ``opentelemetry-instrument`` configured them).
 
     Explicit providers are always on (tests pass the SDK's with in-memory exporters); the
-    global ones only once something other than the API's placeholders is set.
+    global ones only once something other than the API's placeholders is set. With
+    ``enabled=False`` nothing is ever emitted, whatever is configured.
     """
 
     def __init__(
@@ -163,10 +185,11 @@ class Telemetry:
         *,
         tracer_provider: "TracerProvider | None" = None,
         meter_provider: "MeterProvider | None" = None,
+        enabled: bool = True,
     ) -> None:
-        self._explicit = tracer_provider is not None or meter_provider is not None
-        self._on = OTEL and self._explicit
-        if not OTEL:
+        self._explicit = tracer_provider is not None or meter_provider is not None or not enabled
+        self._on = OTEL and self._explicit and enabled
+        if not (OTEL and enabled):
             return
         version = _version()
         # The global getters also load a provider named by the environment
@@ -379,22 +402,29 @@ class Exchange:
             self._end()
             return response
         streams = {k: v for k, v in metric.items() if k in (RPC_METHOD, BINDING)}
-        self._telemetry._streams.add(1, streams)
         return attrs.evolve(response, body=self._following(response, streams))
 
     async def _following(
         self, stream: HttpStream, streams: Mapping[str, Any]
     ) -> AsyncGenerator[bytes, None]:
+        # Counted once it is being sent: a stream never started is never counted open.
+        self._telemetry._streams.add(1, streams)
         try:
             async for chunk in stream.body:
                 yield chunk
         finally:
-            await stream.body.aclose()
-            self._telemetry._streams.add(-1, streams)
-            grpc = dict(stream.trailers).get("grpc-status", "0")
-            if grpc != "0":
-                self._span.set_attribute(RPC_STATUS, grpc)
-            self._end()
+            try:
+                await stream.body.aclose()
+            finally:
+                self._telemetry._streams.add(-1, streams)
+                # A gRPC stream that failed after it started says so in its trailers only.
+                grpc = dict(stream.trailers).get("grpc-status", "0")
+                if grpc != "0":
+                    number = int(grpc) if grpc.isdigit() else -1
+                    name = GRPC_CODES[number] if 0 <= number < len(GRPC_CODES) else grpc
+                    self._span.set_attribute(RPC_STATUS, name)
+                    self._metric[RPC_STATUS] = name
+                self._end()
 
     def _end(self) -> None:
         if self._ended:

@@ -236,6 +236,28 @@ def test_a_failing_agent_marks_its_run_span(otel: Recorded) -> None:
     assert event.attributes["exception.message"] == "the model is down"
 
 
+@pytest.mark.usefixtures("adapter")
+def test_a_run_stopped_by_a_cancel_says_so(otel: Recorded) -> None:
+    gate = Gate()
+
+    async def waits(ctx: AgentContext) -> AsyncIterator[Update]:
+        yield working()
+        await gate.wait()
+        yield completed("too late")
+
+    engine = build_engine(waits, telemetry=otel.telemetry)
+    with serving(engine) as url:
+        params = send_params("go", return_immediately=True)
+        task = result_of(rpc(url, "SendMessage", params))["task"]
+        canceled = result_of(rpc(url, "CancelTask", {"id": task["id"]}))
+        assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+        assert wait_until(lambda: len(otel.named(names.RUN_SPAN)) == 1)
+        gate.open()
+    [run] = otel.named(names.RUN_SPAN)
+    assert (run.attributes or {})["a2a.run.stopped"] is True
+    assert run.status.status_code is StatusCode.UNSET
+
+
 async def three_steps(ctx: AgentContext) -> AsyncIterator[Update]:
     yield working()
     yield completed("all done")
