@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from a2a_core import Task, TaskStatusUpdateEvent
 from a2a_core.store import Put, Reads, Snapshot, SyncStore, Write
 from a2a_core.transport import HttpRequest, HttpResponse, Notify, Served, StartRun
 
@@ -144,7 +145,7 @@ _IDLE_METERS: tuple[type, ...] = (
     # The API's placeholder meter provider has no public name; without it, meters count as set.
     tuple(
         kind
-        for kind in (NoOpMeterProvider, getattr(metrics._internal, "_ProxyMeterProvider", None))
+        for kind in (NoOpMeterProvider, getattr(metrics_internal, "_ProxyMeterProvider", None))
         if isinstance(kind, type)
     )
     if OTEL
@@ -187,6 +188,7 @@ class Telemetry:
         meter_provider: "MeterProvider | None" = None,
         enabled: bool = True,
     ) -> None:
+        self._enabled = enabled
         self._explicit = tracer_provider is not None or meter_provider is not None or not enabled
         self._on = OTEL and self._explicit and enabled
         if not (OTEL and enabled):
@@ -239,7 +241,7 @@ class Telemetry:
         span = self._tracer.start_span(
             head.method, context=parent, kind=SpanKind.SERVER, attributes={HTTP_METHOD: head.method}
         )
-        return Exchange(self, span, trace.set_span_in_context(span, parent), head.method)
+        return Exchange(self, span, trace.set_span_in_context(span, parent))
 
     def origin(self) -> "SpanContext | None":
         """The span context current now, if telemetry is on and one is (a request's)."""
@@ -314,10 +316,9 @@ class Telemetry:
         for write in writes:
             if isinstance(write, Put):
                 for logged in write.events:
-                    status = getattr(logged.event, "status", None)  # a Task or a status update
-                    state = getattr(status, "state", None)
-                    if state is not None:
-                        self._transitions.add(1, {STATE: state.value})
+                    # A new task is logged as itself; a change of status as an update.
+                    if isinstance(logged.event, Task | TaskStatusUpdateEvent):
+                        self._transitions.add(1, {STATE: logged.event.status.state.value})
 
     def conflicted(self) -> None:
         """The store refused a commit: a version it was decided on no longer held."""
@@ -326,14 +327,14 @@ class Telemetry:
 
     def counted(self, store: SyncStore) -> SyncStore:
         """``store`` (one the machine calls itself), with its commits counted."""
-        return _CountedStore(store, self) if OTEL else store
+        return _CountedStore(store, self) if OTEL and self._enabled else store
 
 
 class Exchange:
     """The span of one request (see :meth:`Telemetry.request`): entered around its handling,
     told its answer (:meth:`answered`), ended when the answer has gone (a stream's end)."""
 
-    def __init__(self, telemetry: Telemetry, span: "Span", context: "Context", method: str):
+    def __init__(self, telemetry: Telemetry, span: "Span", context: "Context") -> None:
         self._telemetry = telemetry
         self._span = span
         self._context = context

@@ -445,7 +445,9 @@ def test_version_conflicts_are_counted(otel: Recorded) -> None:
 def test_grpc_calls_continue_the_trace_in_their_metadata(otel: Recorded) -> None:
     on_trio = servers.ADAPTER == "trio"
     with (
-        running_grpc_server(echo.agent, same_port=on_trio, telemetry=otel.telemetry) as server,
+        running_grpc_server(
+            echo.agent, same_port=on_trio, streaming=True, telemetry=otel.telemetry
+        ) as server,
         grpc.insecure_channel(server.target) as channel,
     ):
         stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
@@ -455,7 +457,12 @@ def test_grpc_calls_continue_the_trace_in_their_metadata(otel: Recorded) -> None
         with pytest.raises(grpc.RpcError) as missing:
             stub.GetTask(pb.GetTaskRequest(id="no-such-task"), metadata=metadata[:1])
         assert missing.value.code() is grpc.StatusCode.NOT_FOUND
-        send, get = server_spans(otel, 2)
+        message = pb.Message(message_id=new_id(), role=pb.ROLE_USER, parts=[pb.Part(text="s")])
+        streamed = stub.SendStreamingMessage(
+            pb.SendMessageRequest(message=message), metadata=metadata[:1]
+        )
+        assert len(list(streamed)) >= 2
+        send, get, stream = server_spans(otel, 3)
     assert send.name == f"{SERVICE}/SendMessage"
     assert hex_id(send.context.trace_id, 32) == TRACE_ID
     assert send.parent is not None
@@ -468,6 +475,15 @@ def test_grpc_calls_continue_the_trace_in_their_metadata(otel: Recorded) -> None
     assert get.name == f"{SERVICE}/GetTask"
     assert (get.attributes or {})["rpc.response.status_code"] == "NOT_FOUND"
     assert get.parent is None
+    assert stream.name == f"{SERVICE}/SendStreamingMessage"
+    assert (stream.attributes or {})["a2a.protocol.binding"] == "GRPC"
+    assert (stream.attributes or {})["rpc.response.status_code"] == "OK"
+    [closed] = otel.points(names.ACTIVE_STREAMS)
+    assert dict(closed.attributes) == {
+        "rpc.method": f"{SERVICE}/SendStreamingMessage",
+        "a2a.protocol.binding": "GRPC",
+    }
+    assert closed.value == 0
 
 
 #: Serves one blocking send through an engine (no sockets), then prints what it answered.
