@@ -246,8 +246,9 @@ class PushSender:
         parent = self._contexts.pop((notify.task_id, notify.config_id, notify.seq), None)
         # A notification a restart found owed goes on from the attempts it had made.
         for attempt in range(notify.attempts + 1, self._max_attempts + 1):
+            last = attempt >= self._max_attempts
             with self.telemetry.push(notify, attempt, parent) as traced:
-                outcome = await self._attempt(notify, client, traced)
+                outcome = await self._attempt(notify, client, traced, last)
             if outcome is not _Outcome.RETRY:
                 return
             if attempt < self._max_attempts:
@@ -264,10 +265,20 @@ class PushSender:
         )
 
     async def _attempt(
-        self, notify: Notify, client: httpx.AsyncClient, traced: "PushSpan | _Untraced"
+        self,
+        notify: Notify,
+        client: httpx.AsyncClient,
+        traced: "PushSpan | _Untraced",
+        last: bool = False,
     ) -> _Outcome:
         outcome, status, error = await self._post(notify, client, traced)
-        traced.ended(outcome.value, status, error)
+        # What telemetry says: delivered, failed and to be tried again, or failed for good.
+        retried = outcome is _Outcome.RETRY and not last
+        traced.ended(
+            "delivered" if outcome is _Outcome.DELIVERED else "retry" if retried else "failed",
+            status,
+            error,
+        )
         return outcome
 
     async def _post(

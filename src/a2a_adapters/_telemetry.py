@@ -493,8 +493,9 @@ class PushSpan:
         propagate.inject(headers, context=trace.set_span_in_context(self._span))
 
     def ended(self, outcome: str, status: int | None = None, error: str = "") -> None:
-        """How the attempt fared: ``outcome`` (delivered, retry, final), the webhook's HTTP
-        ``status`` if it answered, the ``error`` if it did not."""
+        """How the attempt fared: ``outcome`` (delivered; retry: it failed and will be tried
+        again; failed: for good), the webhook's HTTP ``status`` if it answered, the ``error``
+        if it did not."""
         self._outcome = outcome
         if status is not None:
             self._span.set_attribute(HTTP_STATUS, status)

@@ -319,6 +319,33 @@ def test_each_push_delivery_is_a_client_span_whose_context_the_webhook_gets(
     assert run.context.span_id in parents
 
 
+@pytest.mark.usefixtures("adapter")
+def test_the_last_attempt_of_a_failing_webhook_is_counted_failed(otel: Recorded) -> None:
+    sender = PushSender(first_backoff=0.01, max_backoff=0.05, timeout=2.0, max_attempts=2)
+    with receiving() as receiver:
+        receiver.always("/down", 500)
+        engine = build_engine(
+            echo.agent, push=sender, push_allow_hosts=["127.0.0.1"], telemetry=otel.telemetry
+        )
+        with serving(engine) as url:
+            params = send_params("go", return_immediately=True)
+            hook = {"url": receiver.url + "/down"}
+            params["configuration"] = {
+                "taskPushNotificationConfig": hook,
+                **params["configuration"],
+            }
+            result_of(rpc(url, "SendMessage", params))
+            # Every notification of the task, tried twice.
+            assert wait_until(lambda: sender.given_up >= 1 and len(receiver.deliveries()) >= 2)
+            assert wait_until(lambda: len(otel.named(names.PUSH_SPAN)) == 2 * sender.given_up)
+    counted = {
+        point.attributes["a2a.push.outcome"]: point.value
+        for point in otel.points(names.PUSH_ATTEMPTS)
+    }
+    assert counted == {"retry": sender.given_up, "failed": sender.given_up}
+    assert all(s.status.status_code is StatusCode.ERROR for s in otel.named(names.PUSH_SPAN))
+
+
 def duration_counts(otel: Recorded) -> dict[tuple[Any, ...], int]:
     keys = (
         "rpc.method",
