@@ -17,6 +17,7 @@ with needs("asyncio", "a2a_adapters"):
     from ._push import PushSender, Resolver, resolve_host
     from ._serve import build_engine, default_card, serve
     from ._streaming import HttpStream
+    from ._telemetry import Telemetry
     from ._tls import TlsFiles
     from .stores import MemoryStore
 
@@ -33,6 +34,7 @@ __all__ = [
     "MemoryStore",
     "PushSender",
     "Resolver",
+    "Telemetry",
     "TlsFiles",
     "build_engine",
     "default_card",

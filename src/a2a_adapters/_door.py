@@ -10,6 +10,9 @@ and after the engine, written once.
   still sends is no next request.
 * A response's ``content-length`` is the one the core gave, if any (a HEAD answer declares the
   length GET would send), else the body's.
+* The request's span (``a2a_adapters._telemetry``), when telemetry is on: begun on the head,
+  so that it continues the caller's trace and covers refusals too, ended with the answer (a
+  stream's end).
 """
 
 from collections.abc import Awaitable, Callable, Mapping
@@ -47,6 +50,26 @@ async def enter(
     Raises :class:`ClientLeft` when the client leaves before its body is whole: half a request
     is not a request, and nothing is decided on it. ``visit``, if given, is told the principal
     and the task, for the access log."""
+    traced = engine.telemetry.request(head)
+    if traced is None:
+        return await _enter(engine, head, base_url, read_body, disconnected, visit)
+    with traced:
+        try:
+            response = await _enter(engine, head, base_url, read_body, disconnected, visit)
+        except ClientLeft:
+            traced.client_left()
+            raise
+    return traced.answered(response)
+
+
+async def _enter(
+    engine: Engine,
+    head: HttpRequest,
+    base_url: str,
+    read_body: BodyReader,
+    disconnected: Callable[[], Awaitable[object]] | None,
+    visit: Visit | None,
+) -> HttpResponse | HttpStream:
     core = engine.core
     caller = ANONYMOUS
     if engine.auth:

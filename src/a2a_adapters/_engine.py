@@ -23,14 +23,14 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Protocol, assert_never
+from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 import anyio
 import attrs
 from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from a2a_core import Core
+from a2a_core import Core, InputError
 from a2a_core.store import AsyncStore, LoggedEvent, SyncStore
 from a2a_core.transport import (
     Answer,
@@ -59,7 +59,11 @@ from ._clock import new_uuid, wall_clock
 from ._push import PushSender
 from ._runs import Slot, run_agent
 from ._streaming import HttpStream, answer_unless_gone, stream_body
+from ._telemetry import Telemetry
 from .stores import StoreUnavailable
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import SpanContext
 
 __all__ = ["Engine"]
 
@@ -117,14 +121,18 @@ class Engine:
         new_id: Callable[[], str] = new_uuid,
         keepalive_seconds: float = KEEPALIVE_SECONDS,
         shutdown_grace: float = SHUTDOWN_GRACE,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.core = core
+        #: Traces and metrics (``a2a_adapters._telemetry``): the global providers' by default.
+        self.telemetry = telemetry if telemetry is not None else Telemetry()
         self.store = store
         self.agents = agents
         self.auth = tuple(auth)
         self.push = push
         if push is not None:
             push.report = self._push_reported
+            push.telemetry = self.telemetry
             # With replicas, one webhook's notifications may be owed by several servers: each
             # waits for the others' earlier ones, so that the webhook gets them in order.
             owed: Callable[[str, str, int], Awaitable[bool]] | None = getattr(
@@ -139,6 +147,9 @@ class Engine:
             callable(getattr(inline, "read", None)) and callable(getattr(inline, "commit", None))
         ):
             inline = None  # not a store: await the store itself
+        elif inline is not None:
+            # Its commits never pass through here: counted on the way to it.
+            inline = self.telemetry.counted(inline)
         # A store shared with other replicas brings the bus that rings for their changes.
         self.bus: EventBus | None = getattr(store, "bus", None)
         lease: float = getattr(store, "lease", 0.0)
@@ -160,6 +171,8 @@ class Engine:
         self._streams: dict[int, MemoryObjectSendStream[Frames]] = {}
         self._taken: dict[tuple[str, int], Slot] = {}
         self._runs: dict[tuple[str, int], anyio.CancelScope] = {}
+        #: The span of each request under way (telemetry on), for the runs it starts.
+        self._origins: dict[int, SpanContext] = {}
         self._alarm = Slot()
         #: When the timer is set to wake up (``None``: when an alarm wakes it).
         self._sleeping_until: datetime | None = None
@@ -318,13 +331,21 @@ class Engine:
             request, self._clock(), caller=caller, challenges=challenges, base_url=base_url
         )
         slot = self._replies[number] = Slot()
-        self._perform()
-        if self._io:
-            await self._pump()
-        if slot.is_set:  # answered at once (a read, a refusal): nothing to wait for
-            reply = slot.value
-        else:
-            reply = await self._wait(number, slot, disconnected)
+        origin = self.telemetry.origin()
+        if origin is not None:
+            self._origins[number] = origin
+        try:
+            self._perform()
+            if self._io:
+                await self._pump()
+            if slot.is_set:  # answered at once (a read, a refusal): nothing to wait for
+                reply = slot.value
+            else:
+                reply = await self._wait(number, slot, disconnected)
+        finally:
+            # A request's decision (which starts its runs) is made before it is answered.
+            if origin is not None:
+                del self._origins[number]
         match reply:
             case Answer(response=response):
                 return response
@@ -344,7 +365,12 @@ class Engine:
                     trailers=trailers,
                 )
                 return HttpStream(
-                    opened.status, opened.headers, body, trailers, task_id=opened.task_id
+                    opened.status,
+                    opened.headers,
+                    body,
+                    trailers,
+                    task_id=opened.task_id,
+                    served=opened.served,
                 )
             case None:
                 return _GONE  # the client left: nobody to answer
@@ -376,9 +402,10 @@ class Engine:
             match action:
                 case Read() | Commit():
                     self._io.append(action)
-                case StartRun(task_id=task_id, run=run):
+                case StartRun(task_id=task_id, run=run, exchange=exchange):
                     scope = self._runs[task_id, run] = anyio.CancelScope()
-                    self._spawn(self._run, action, scope, name=f"a2a run {task_id}")
+                    origin = None if exchange is None else self._origins.get(exchange)
+                    self._spawn(self._run, action, scope, origin, name=f"a2a run {task_id}")
                 case StopRun(task_id=task_id, run=run):
                     stopping = self._runs.pop((task_id, run), None)
                     if stopping is not None:
@@ -455,6 +482,10 @@ class Engine:
                         log.exception("a store commit failed")
                         self.server.commit_failed(action.op, self._clock())
                     else:
+                        if ok:
+                            self.telemetry.committed(action.writes)
+                        else:
+                            self.telemetry.conflicted()
                         self.server.commit_done(action.op, ok, self._clock())
                 self._perform()
 
@@ -501,8 +532,11 @@ class Engine:
 
     # --- agent runs ---------------------------------------------------------------------------
 
-    async def _run(self, start: StartRun, scope: anyio.CancelScope) -> None:
+    async def _run(
+        self, start: StartRun, scope: anyio.CancelScope, origin: "SpanContext | None"
+    ) -> None:
         key = (start.task_id, start.run)
+        traced = self.telemetry.run(start, origin)
 
         async def output(value: Any) -> bool:
             taken = self._taken[key] = Slot()
@@ -511,10 +545,13 @@ class Engine:
             return counts
 
         async def done(**outcome: Any) -> None:
+            error = outcome.get("error")
+            if error is not None:
+                traced.failed(error, asked_for_input=isinstance(error, InputError))
             await self._call(self.server.agent_done, start.task_id, start.run, **outcome)
 
         try:
-            with scope:
+            with scope, traced:
                 agent = self.agents.agent_for(start.context.skill_id)
                 await run_agent(start, agent, output, done)
         except Exception:

@@ -20,6 +20,9 @@ MODULES = {
     "signing": frozenset({"jwt", "cryptography"}),
     "oidc": frozenset({"jwt", "cryptography"}),
     "grpc": frozenset({"google", "hypercorn"}),
+    # Optional even with the extra's name: without it the adapters emit no telemetry, and say
+    # nothing (a2a_adapters._telemetry imports it only if it can).
+    "otel": frozenset({"opentelemetry"}),
 }
 
 

@@ -32,13 +32,20 @@ import socket
 from collections import deque
 from collections.abc import Awaitable, Callable
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import httpx
 
 from a2a_core.transport import Notify, address_allowed
+
+from ._telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+
+    from ._telemetry import PushSpan, _Untraced
 
 __all__ = ["PushSender", "Resolver", "resolve_host"]
 
@@ -112,9 +119,17 @@ class PushSender:
         #: same webhook (``None``: no other server delivers this store's notifications). Set by
         #: the engine for a store shared by replicas; a notification waits while it says so.
         self.ahead: Callable[[Notify], Awaitable[bool]] | None = None
+        #: Spans and counts of the attempts: none until the engine gives its own.
+        self.telemetry = Telemetry(enabled=False)
+        #: The context current when each notification was queued (telemetry on), by
+        #: (task, config, event): its delivery spans are children of it.
+        self._contexts: dict[tuple[str, str, int], Context] = {}
 
     def send(self, notify: Notify) -> None:
         """Queue a delivery (never blocks)."""
+        context = self.telemetry.context()
+        if context is not None:
+            self._contexts[notify.task_id, notify.config_id, notify.seq] = context
         key = (notify.task_id, notify.config_id)
         queue = self._queues.get(key)
         if queue is None:
@@ -133,6 +148,7 @@ class PushSender:
             )
             self.given_up += 1
             self._dropped.append(dropped)
+            self._contexts.pop((dropped.task_id, dropped.config_id, dropped.seq), None)
         if queue and queue[-1].seq > notify.seq:
             # An earlier event's, handed out late (a dead replica's, claimed by this server while
             # a later one waits for it): it goes first.
@@ -227,9 +243,12 @@ class PushSender:
             )
 
     async def _deliver(self, notify: Notify, client: httpx.AsyncClient) -> None:
+        parent = self._contexts.pop((notify.task_id, notify.config_id, notify.seq), None)
         # A notification a restart found owed goes on from the attempts it had made.
         for attempt in range(notify.attempts + 1, self._max_attempts + 1):
-            outcome = await self._attempt(notify, client)
+            last = attempt >= self._max_attempts
+            with self.telemetry.push(notify, attempt, parent) as traced:
+                outcome = await self._attempt(notify, client, traced, last)
             if outcome is not _Outcome.RETRY:
                 return
             if attempt < self._max_attempts:
@@ -245,9 +264,31 @@ class PushSender:
             self._max_attempts,
         )
 
-    async def _attempt(self, notify: Notify, client: httpx.AsyncClient) -> _Outcome:
+    async def _attempt(
+        self,
+        notify: Notify,
+        client: httpx.AsyncClient,
+        traced: "PushSpan | _Untraced",
+        last: bool = False,
+    ) -> _Outcome:
+        outcome, status, error = await self._post(notify, client, traced)
+        # What telemetry says: delivered, failed and to be tried again, or failed for good.
+        retried = outcome is _Outcome.RETRY and not last
+        traced.ended(
+            "delivered" if outcome is _Outcome.DELIVERED else "retry" if retried else "failed",
+            status,
+            error,
+        )
+        return outcome
+
+    async def _post(
+        self, notify: Notify, client: httpx.AsyncClient, traced: "PushSpan | _Untraced"
+    ) -> tuple[_Outcome, int | None, str]:
+        """How one attempt fared: its outcome, the webhook's status if it answered, and why
+        it failed if it did not."""
         try:
             url, headers, extensions = await self._target(notify)
+            traced.sending(url, headers)
             response = await client.post(
                 url,
                 content=notify.body,
@@ -257,25 +298,25 @@ class PushSender:
             )
         except _Refused as refused:
             log.warning("webhook %s refused by the SSRF guard: %s", notify.url, refused)
-            return _Outcome.FINAL
-        except httpx.LocalProtocolError:
+            return _Outcome.FINAL, None, "refused"
+        except httpx.LocalProtocolError as error:
             log.exception("webhook %s: the notification cannot be sent", notify.url)
-            return _Outcome.FINAL
+            return _Outcome.FINAL, None, type(error).__qualname__
         except (httpx.TransportError, OSError) as error:
             log.info("webhook %s failed (%s); will retry", notify.url, type(error).__name__)
-            return _Outcome.RETRY
-        except Exception:
+            return _Outcome.RETRY, None, type(error).__qualname__
+        except Exception as error:
             # Not the network: the request itself cannot be made (httpx refuses a header or
             # the URL, the host name cannot be encoded...). Trying again cannot help.
             log.exception("webhook %s: the notification cannot be sent", notify.url)
-            return _Outcome.FINAL
+            return _Outcome.FINAL, None, type(error).__qualname__
         status = response.status_code
         if 200 <= status < 300:
-            return _Outcome.DELIVERED
+            return _Outcome.DELIVERED, status, ""
         if status in (408, 425, 429) or status >= 500:
-            return _Outcome.RETRY
+            return _Outcome.RETRY, status, ""
         log.warning("webhook %s answered %d; not retrying", notify.url, status)
-        return _Outcome.FINAL
+        return _Outcome.FINAL, status, ""
 
     async def _target(self, notify: Notify) -> tuple[str, dict[str, str], dict[str, Any]]:
         """Where to connect: the checked address itself, when the guard applies."""

@@ -28,6 +28,7 @@ from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
 from ._logs import check_logging, configure_logging
 from ._proxy import trusted_networks
 from ._push import PushSender
+from ._telemetry import Telemetry
 from ._tls import TlsFiles
 from .asyncio import bind_socket, create_app, serve_app
 from .stores import MemoryStore, open_store
@@ -143,6 +144,7 @@ def build_engine(
     cors_origins: Sequence[str] = (),
     card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
     grpc_port: int | None = None,
+    telemetry: Telemetry | None = None,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
@@ -168,6 +170,8 @@ def build_engine(
     ``jwks_bytes`` method also has its public keys served at ``/.well-known/jwks.json``).
     ``grpc_port`` serves the gRPC binding too (the ``grpc`` extra), and the card lists it at that
     port; the server is to listen there (``serve_app``'s ``grpc_sock``, or its own port on trio).
+    ``telemetry`` is where traces and metrics go (README, "Telemetry"): by default the global
+    OpenTelemetry providers, when the ``otel`` extra is installed and an application set them.
     """
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
     auth = _checked_auth(auth)
@@ -214,6 +218,7 @@ def build_engine(
         push=sender,
         keepalive_seconds=keepalive_seconds,
         shutdown_grace=shutdown_grace,
+        telemetry=telemetry,
     )
 
 

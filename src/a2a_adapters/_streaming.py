@@ -7,7 +7,7 @@ import anyio
 import attrs
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from a2a_core.transport import Frames, StreamOpened
+from a2a_core.transport import Frames, Served, StreamOpened
 
 __all__ = ["HttpStream", "answer_unless_gone", "stream_body"]
 
@@ -17,7 +17,8 @@ class HttpStream:
     """A response whose body is an async iterator of chunks (an SSE stream, or gRPC messages).
 
     ``trailers`` is filled in when the body ends (gRPC's status): send it after the last chunk.
-    ``task_id`` (as the client knows it; "" if unknown) is not sent: it is for the access log.
+    ``task_id`` (as the client knows it; "" if unknown) and ``served`` (what the request was)
+    are not sent: they are for the access log and the traces.
     """
 
     status: int
@@ -25,6 +26,7 @@ class HttpStream:
     body: AsyncGenerator[bytes, None]
     trailers: list[tuple[str, str]] = attrs.field(factory=list)
     task_id: str = ""
+    served: Served | None = None
 
 
 async def stream_body(

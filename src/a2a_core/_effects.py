@@ -36,11 +36,17 @@ __all__ = [
 
 @attrs.frozen
 class StartRun:
-    """Run the agent (the one for ``context.skill_id``) in the background."""
+    """Run the agent (the one for ``context.skill_id``) in the background.
+
+    ``exchange`` is the request whose decision started the run (``None``: a restart's recovery,
+    a replica's reclaim, or a decision outside the machine), so that a transport can tie the
+    run to that request in its traces. Equality ignores it: it is no part of the decision.
+    """
 
     task_id: str
     run: int
     context: AgentContext
+    exchange: int | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen

@@ -7,10 +7,19 @@ from datetime import timedelta
 
 import attrs
 
+from ._errors import ErrorCodes
 from ._inputs import Call
 from ._jsonrpc import RpcId
 
-__all__ = ["JSON", "Binding", "Dispatch", "HttpRequest", "HttpResponse", "json_response"]
+__all__ = [
+    "JSON",
+    "Binding",
+    "Dispatch",
+    "HttpRequest",
+    "HttpResponse",
+    "Served",
+    "json_response",
+]
 
 JSON = "application/json"
 
@@ -35,12 +44,33 @@ class HttpRequest:
 
 
 @attrs.frozen
+class Served:
+    """What an answered request was, as the core understood it: for a transport's traces,
+    metrics and logs, which would otherwise have to parse the request and the reply again.
+
+    ``operation`` is the v1.0 method name ("" when the request was not understood far enough
+    to tell); ``binding`` and ``version`` (the dialect: "1.0", "0.3", "0.1") how it came in;
+    ``error`` the codes of the protocol error it was answered with (``None``: it succeeded);
+    ``rpc_id`` the JSON-RPC request id; ``context_id`` the conversation, when known.
+    """
+
+    operation: str
+    binding: "Binding"
+    version: str = ""
+    error: ErrorCodes | None = None
+    rpc_id: RpcId = None
+    context_id: str = ""
+
+
+@attrs.frozen
 class HttpResponse:
     """An HTTP response to send as is (``trailers`` after the body: gRPC's status).
 
-    ``task_id`` is not sent: it names the task the request concerned (the one it named, or
-    created), when there is one, so that a transport's access log can say so without parsing
-    bodies again. Equality ignores it: two responses are equal when they send the same bytes.
+    ``task_id`` and ``served`` are not sent: ``task_id`` names the task the request concerned
+    (the one it named, or created), when there is one, and ``served`` says what the request
+    was (:class:`Served`), so that a transport's access log and traces can say so without
+    parsing bodies again. Equality ignores both: two responses are equal when they send the
+    same bytes.
     """
 
     status: int
@@ -48,6 +78,7 @@ class HttpResponse:
     body: bytes = b""
     trailers: tuple[tuple[str, str], ...] = ()
     task_id: str = attrs.field(default="", eq=False)
+    served: Served | None = attrs.field(default=None, eq=False)
 
 
 class Binding(enum.Enum):

@@ -23,7 +23,7 @@ from ._errors import (
     UnauthenticatedError,
     UnsupportedOperationError,
 )
-from ._exchange import JSON, Binding, Dispatch, HttpRequest, HttpResponse, json_response
+from ._exchange import JSON, Binding, Dispatch, HttpRequest, HttpResponse, Served, json_response
 from ._grpc import GrpcFront, PayloadCodec
 from ._inputs import Call, Caller, Dialect, Operation
 from ._json import dumps
@@ -52,6 +52,7 @@ __all__ = [
     "HttpFront",
     "HttpRequest",
     "HttpResponse",
+    "served_by",
     "task_concerned",
 ]
 
@@ -102,7 +103,9 @@ class HttpFront:
             try:
                 dispatch = self._decoder.rpc(request, caller)
             except RpcFailure as failure:
-                return self._encoder.render_error(failure.id, failure.error)
+                response = self._encoder.render_error(failure.id, failure.error)
+                served = Served("", Binding.JSONRPC, error=failure.error.codes, rpc_id=failure.id)
+                return attrs.evolve(response, served=served)
         else:
             found = match_rest(request.method, path) if self._config.rest else None
             if isinstance(found, frozenset):
@@ -118,7 +121,9 @@ class HttpFront:
             try:
                 dispatch = self._decoder.rest(request, found, caller)
             except RestFailure as failure:
-                return self._encoder.rest_error(failure.error)
+                response = self._encoder.rest_error(failure.error)
+                served = Served("", Binding.REST, error=failure.error.codes)
+                return attrs.evolve(response, served=served)
         if dispatch.call.operation is Operation.GET_EXTENDED_CARD:
             # Nothing to read or decide: the card is configuration, answered here alone.
             return self.render(dispatch, self._extended_card(dispatch.call, base_url))
@@ -177,9 +182,7 @@ class HttpFront:
             response = self._encoder.render(dispatch, reply)
         value = reply.value if isinstance(reply, Respond) else None
         task_id = task_concerned(dispatch.call.request, value)
-        if not task_id:
-            return response
-        return attrs.evolve(response, task_id=task_id)
+        return attrs.evolve(response, task_id=task_id, served=served_by(dispatch, reply))
 
     def stream_headers(self, dispatch: Dispatch | None = None) -> tuple[tuple[str, str], ...]:
         """The headers of a streamed response (an event stream, or gRPC's; for ``dispatch``:
@@ -332,6 +335,26 @@ def _not_allowed(allow: str) -> HttpResponse:
         405,
         (("content-type", JSON), ("allow", allow)),
         b'{"error":{"code":405,"status":"METHOD_NOT_ALLOWED","message":"Method not allowed"}}',
+    )
+
+
+def served_by(dispatch: Dispatch, reply: Respond | Fail | None = None) -> Served:
+    """What ``dispatch`` was, answered with ``reply`` (``None``: a stream, which succeeded)."""
+    call = dispatch.call
+    match reply:
+        case Respond(value=Task(context_id=context_id) | Message(context_id=context_id)):
+            pass
+        case _ if isinstance(call.request, SendMessageRequest):
+            context_id = call.request.message.context_id
+        case _:
+            context_id = ""
+    return Served(
+        call.operation.value,
+        dispatch.binding,
+        call.dialect.value,
+        error=reply.error.codes if isinstance(reply, Fail) else None,
+        rpc_id=dispatch.rpc_id,
+        context_id=context_id,
     )
 
 

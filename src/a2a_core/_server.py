@@ -90,8 +90,8 @@ from ._effects import (
     StopRun,
 )
 from ._errors import A2AError, BusyError, DeadlineExceededError, InternalError, UnavailableError
-from ._exchange import Binding
-from ._http import Dispatch, HttpRequest, HttpResponse, task_concerned
+from ._exchange import Binding, Served
+from ._http import Dispatch, HttpRequest, HttpResponse, served_by, task_concerned
 from ._inputs import ANONYMOUS, AgentDone, AgentOutput, Call, Caller, Input, Rerun, Tick, World
 from ._records import TaskRecord
 from ._sends import last_user_message
@@ -184,6 +184,8 @@ class StreamOpened:
     keepalive: bytes = KEEPALIVE
     #: The id of the task streamed, as its client knows it (for an access log; "" if unknown).
     task_id: str = ""
+    #: What the request was (for a transport's traces and metrics; never sent).
+    served: Served | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -1015,7 +1017,8 @@ class Server:
         for effect in decision.effects:
             match effect:
                 case StartRun():
-                    self._begin(effect, now, inp.caller.principal if isinstance(inp, Call) else "")
+                    owner = inp.caller.principal if isinstance(inp, Call) else ""
+                    self._begin(attrs.evolve(effect, exchange=job.exchange), now, owner)
                 case StopRun(task_id=task_id, run=run):
                     self._end_run(task_id, run)
                     self._act(effect)
@@ -1361,12 +1364,21 @@ class Server:
         headers = self.core.stream_headers(dispatch)
         keepalive = b"" if dispatch.binding is Binding.GRPC else KEEPALIVE
         shown = task_concerned(dispatch.call.request, opened.snapshot)
+        served = served_by(dispatch)
         if step.cursor.done:
             tail, trailers = self.core.stream_end(dispatch)
             frames += tail
             self._act(
                 StreamOpened(
-                    exchange, 200, headers, frames, True, trailers, keepalive, task_id=shown
+                    exchange,
+                    200,
+                    headers,
+                    frames,
+                    True,
+                    trailers,
+                    keepalive,
+                    task_id=shown,
+                    served=served,
                 )
             )
             return
@@ -1375,7 +1387,16 @@ class Server:
         self._touch(opened.task_id)
         self._moved(follower, step.cursor)
         self._act(
-            StreamOpened(exchange, 200, headers, frames, False, keepalive=keepalive, task_id=shown)
+            StreamOpened(
+                exchange,
+                200,
+                headers,
+                frames,
+                False,
+                keepalive=keepalive,
+                task_id=shown,
+                served=served,
+            )
         )
         # Events may have been committed since the decision's snapshot: the log has them.
         self._read_log(follower, now)

@@ -12,6 +12,7 @@ transport over an async store.
 """
 
 from ._effects import Notify, StartRun, StopRun
+from ._exchange import Served
 from ._health import HEALTH_PATHS, Health, Probe
 from ._http import HttpRequest, HttpResponse
 from ._inputs import ANONYMOUS, Caller
@@ -50,6 +51,7 @@ __all__ = [
     "Probe",
     "Problem",
     "Read",
+    "Served",
     "Server",
     "StartRun",
     "StopRun",

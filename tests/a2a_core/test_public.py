@@ -79,6 +79,7 @@ EXPECTED: dict[str, set[str]] = {
         "Problem",
         "Read",
         "SSE_HEADERS",
+        "Served",
         "Server",
         "StartRun",
         "StopRun",

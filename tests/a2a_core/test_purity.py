@@ -33,6 +33,8 @@ FORBIDDEN_MODULES = frozenset(
         "random",
         "uuid",
         "os",
+        # Telemetry is the adapters' (a2a_adapters._telemetry): the core emits nothing.
+        "opentelemetry",
     }
 )
 #: Dotted call names (as written, or their last two parts) that read the world.
