@@ -5,12 +5,10 @@ check what only trio can show.
 """
 
 import json
-import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -165,31 +163,3 @@ async def test_expiry_runs_on_trios_clock(autojump_clock: trio.testing.MockClock
         assert (await engine.store.read(Reads(task_id=task_id))).task is None
         assert time.monotonic() - real_start < 5, "the test slept for real"
         await engine.aclose()
-
-
-def test_a_whole_response_goes_out_in_one_write(on_trio: None) -> None:
-    # hypercorn writes a response's head and its body apart; the trio server holds the head
-    # back while the body follows at once, so that the client's first read finds the whole
-    # answer (two writes to a client already waiting on loopback are read apart).
-    with running_server(echo.agent) as url:
-        parts = urlsplit(url)
-        assert parts.hostname is not None
-        assert parts.port is not None
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}})
-        request = (
-            f"POST / HTTP/1.1\r\nhost: {parts.netloc}\r\ncontent-type: application/json\r\n"
-            f"a2a-version: 1.0\r\ncontent-length: {len(body)}\r\n\r\n{body}"
-        ).encode()
-        with socket.create_connection((parts.hostname, parts.port), timeout=5) as client:
-            for _ in range(5):  # each response of a kept-alive connection alike
-                client.sendall(request)
-                first = client.recv(65536)
-                head, _, rest = first.partition(b"\r\n\r\n")
-                assert head.startswith(b"HTTP/1.1 200"), first
-                (length,) = [
-                    int(line.partition(b":")[2])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:")
-                ]
-                assert len(rest) == length, first
-                assert json.loads(rest)["error"]["code"] == -32001

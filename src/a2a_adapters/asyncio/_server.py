@@ -174,6 +174,50 @@ def _protocol_for(limits: ConnectionLimits) -> type[asyncio.Protocol]:
     return Protocol
 
 
+class _OneWritePerTurn:
+    """A connection's transport whose writes of one turn of the event loop go out as one.
+
+    uvicorn writes a response's head when the application starts it and its body when the
+    application sends it: two system calls (on loopback, each also runs the receiver's side of
+    TCP) where one would do, since the core's answers are whole and sent in one turn. Held to
+    the end of the turn (``call_soon``), a stream's events go out as promptly as before, and
+    a close or an end of writing sends what is held first. Everything else is the transport's.
+    """
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._held:
+            self._loop.call_soon(self._flush)
+        self._held.append(bytes(data))
+
+    def _flush(self) -> None:
+        held, self._held = self._held, []
+        if held and not self._transport.is_closing():
+            self._transport.write(held[0] if len(held) == 1 else b"".join(held))
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def write_eof(self) -> None:
+        self._flush()
+        self._transport.write_eof()
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + sum(len(b) for b in self._held)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class _LimitedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol, keeping a connection within :class:`ConnectionLimits`.
 
@@ -211,7 +255,7 @@ class _LimitedProtocol(HttpToolsProtocol):
             self._refuse_connection(transport)
             return
         self._admitted = True
-        super().connection_made(transport)
+        super().connection_made(cast(asyncio.Transport, _OneWritePerTurn(transport, self.loop)))
         self.timeout_keep_alive_task = self.loop.call_later(
             self.timeout_keep_alive, self.timeout_keep_alive_handler
         )
