@@ -14,10 +14,14 @@ from hypothesis import strategies as st
 
 from a2a_core import (
     AgentContext,
+    Artifact,
     Message,
     Part,
     Role,
+    StreamEvent,
     Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
@@ -25,11 +29,26 @@ from a2a_core import (
     input_required,
     text_artifact,
 )
-from a2a_core._memory import _CREATED, _SortedIndex
+from a2a_core._memory import _CREATED, _micros, _SortedIndex
 from a2a_core.errors import UsageError
-from a2a_core.store import Delete, LoggedEvent, LogQuery, MemoryTasks, Owner, Put, Reads, TaskRecord
-from a2a_core.testing import Driver
+from a2a_core.store import (
+    Delete,
+    ExpiryQuery,
+    ListQuery,
+    LoggedEvent,
+    LogQuery,
+    MemoryTasks,
+    MessageKey,
+    OutboxQuery,
+    Owner,
+    Put,
+    Reads,
+    RunningQuery,
+    TaskRecord,
+)
+from a2a_core.testing import Driver, strategies
 from a2a_core.transport import ANONYMOUS
+from tests.a2a_core.test_stored import records
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 ANONYMOUS_OWNER = Owner(ANONYMOUS.principal)
@@ -247,3 +266,161 @@ def test_a_task_without_message_ids_comes_and_goes() -> None:
     assert tasks._messages == {}
     assert tasks.commit([Delete("t", 1)])
     assert len(tasks) == 0
+
+
+# --- settled tasks, kept compact ----------------------------------------------------------------
+
+
+def log_of(task: Task, *events: object) -> tuple[LoggedEvent, ...]:
+    """``events`` numbered from 1, as a Put logs them."""
+    return tuple(LoggedEvent(n, event) for n, event in enumerate(events, 1))  # type: ignore[arg-type]
+
+
+@settings(max_examples=200)
+@given(record=records(), log=st.lists(strategies.stream_events(), max_size=4))
+def test_a_settled_task_and_its_log_decode_to_what_was_encoded(
+    record: TaskRecord, log: list[StreamEvent]
+) -> None:
+    logged = (_CREATED, *log)
+    blob = _compact.encode(record, logged, _CREATED)
+    assert blob is not None, "every value a record holds has a compact form"
+    assert _compact.decode(blob, _CREATED) == (record, logged)
+    assert _compact.decode(blob, _CREATED)[1][0] is _CREATED
+    assert _compact.state_of(blob) is record.state
+    assert _compact.version_of(blob) == record.version
+
+
+def settled(task_id: str, context_id: str, seconds: int, version: int = 3) -> TaskRecord:
+    """A completed echo task, as a blocking send leaves it."""
+    when = EPOCH + timedelta(seconds=seconds)
+    message = Message(f"m-{task_id}", Role.USER, (Part(text="hi"),), context_id, task_id)
+    status = TaskStatus(TaskState.COMPLETED, timestamp=when)
+    artifact = text_artifact("hi", artifact_id="echo")
+    task = Task(task_id, status, context_id, artifacts=(artifact,), history=(message,))
+    messages = ((message.message_id, f"print-{task_id}"),)
+    return TaskRecord(task, Owner("alice"), version, EPOCH, run=1, seq=3, messages=messages)
+
+
+def settle(tasks: MemoryTasks, record: TaskRecord) -> tuple[LoggedEvent, ...]:
+    """Commit ``record`` in three Puts (created, artifact, completed) as the core does."""
+    task = record.task
+    created = Task(
+        task.id,
+        TaskStatus(TaskState.SUBMITTED, timestamp=record.created_at),
+        task.context_id,
+        history=task.history[:1],
+    )
+    artifact = TaskArtifactUpdateEvent(task.id, task.context_id, task.artifacts[0], index=0)
+    done = TaskStatusUpdateEvent(task.id, task.context_id, task.status)
+    log = log_of(task, created, artifact, done)
+    first = attrs.evolve(record, task=created, version=1, running=True, seq=1)
+    working = attrs.evolve(
+        first, version=2, seq=2, task=attrs.evolve(created, artifacts=(artifact.artifact,))
+    )
+    assert tasks.commit([Put(first, 0, log[:1])])
+    assert tasks.commit([Put(working, 1, log[1:2])])
+    assert tasks.commit([Put(record, 2, log[2:])])
+    return log
+
+
+def test_a_settled_task_reads_back_equal_by_id_message_listing_log_and_expiry() -> None:
+    tasks = MemoryTasks()
+    records = [settled(f"t-{n}", f"c-{n % 3}", n) for n in range(12)]
+    logs = {r.id: settle(tasks, r) for r in records}
+    assert all(type(tasks._records[r.id]) is bytes for r in records), "all settled: compact"
+    assert tasks._logs == {}
+    for record in records:
+        message = MessageKey(record.owner, record.messages[0][0])
+        snapshot = tasks.read(Reads(task_id=record.id, message=message, log=LogQuery(record.id, 0)))
+        assert snapshot.task == record
+        assert snapshot.by_message == record
+        assert snapshot.log == logs[record.id]
+        assert tasks.read(Reads(log=LogQuery(record.id, 1, 1))).log == logs[record.id][1:2]
+    owner = Owner("alice")
+    page = tasks.read(Reads(listing=ListQuery(owner, page_size=5))).page
+    assert page is not None
+    assert page.records == tuple(records[::-1][:5])
+    assert page.total == 12
+    assert page.next is not None
+    rest = tasks.read(Reads(listing=ListQuery(owner, page_size=20, cursor=page.next))).page
+    assert rest is not None
+    assert rest.records == tuple(records[::-1][5:])
+    in_context = tasks.read(Reads(listing=ListQuery(owner, 20, context_id="c-1"))).page
+    assert in_context is not None
+    assert in_context.records == tuple(records[10::-3])
+    done = ListQuery(owner, state=TaskState.COMPLETED, page_size=3)
+    by_state = tasks.read(Reads(listing=done)).page
+    assert by_state is not None
+    assert by_state.records == tuple(records[:-4:-1])
+    assert by_state.total == 12
+    expiry = ExpiryQuery(EPOCH + timedelta(seconds=2), limit=3)
+    expired = tasks.read(Reads(expiry=expiry)).expired
+    assert expired is not None
+    assert expired.records == tuple(records[:3])
+    assert expired.next_at == records[3].updated_at
+    # The sweep deletes them: their message ids, index entries and blobs go with them.
+    assert tasks.commit([Delete(r.id, r.version) for r in expired.records])
+    assert not tasks.commit([Delete(records[3].id, 2)]), "a settled task's version still counts"
+    assert len(tasks) == 9
+    for record in records[:3]:
+        gone = tasks.read(
+            Reads(task_id=record.id, message=MessageKey(owner, record.messages[0][0]))
+        )
+        assert gone.task is None
+        assert gone.by_message is None
+    after = tasks.read(Reads(listing=ListQuery(owner, page_size=20))).page
+    assert after is not None
+    assert after.records == tuple(records[:2:-1])
+    # A context left with one task keeps its key alone; one with more, a sorted list.
+    assert tasks._contexts[owner]["c-0"] == [index_key(records[n]) for n in (3, 6, 9)]
+    assert tasks.commit([Delete(records[n].id, 3) for n in (3, 6)])
+    assert tasks._contexts[owner]["c-0"] == index_key(records[9])
+
+
+def index_key(record: TaskRecord) -> tuple[int, str]:
+    return (_micros(record.updated_at), record.id)
+
+
+def test_a_settled_task_written_again_is_decoded_changed_and_kept_compact() -> None:
+    # A push config set on a finished task, or a run that ends after its task was canceled:
+    # rare writes to a settled task, which must see (and keep) its record and log.
+    tasks = MemoryTasks()
+    record = settled("t", "c", 1)
+    log = settle(tasks, record)
+    config = TaskPushNotificationConfig("https://hook.example.com", id="p", task_id="t")
+    changed = attrs.evolve(record, version=4, push_configs=(config,))
+    assert tasks.commit([Put(changed, 3)])
+    assert type(tasks._records["t"]) is bytes
+    snapshot = tasks.read(Reads(task_id="t", log=LogQuery("t", 0)))
+    assert snapshot.task == changed
+    assert snapshot.log == log
+    note = TaskStatusUpdateEvent("t", "c", record.task.status, metadata={"late": True})
+    later = attrs.evolve(changed, version=5, seq=4)
+    assert tasks.commit([Put(later, 4, (LoggedEvent(4, note),), outbox=(("p", 4),))])
+    owed = tasks.read(Reads(outbox=OutboxQuery(10))).outbox
+    assert [(p.record, p.config_id, p.event) for p in owed] == [(later, "p", LoggedEvent(4, note))]
+    assert tasks.read(Reads(log=LogQuery("t", 3))).log == (LoggedEvent(4, note),)
+
+
+def test_a_task_holding_a_value_with_no_compact_form_is_kept_as_it_is() -> None:
+    # An agent may put any object in a part's data; the store must give back what it got.
+    tasks = MemoryTasks()
+    odd = attrs.evolve(settled("t", "c", 1), version=1)
+    data = Part(data=frozenset({1, 2}))
+    odd = attrs.evolve(odd, task=attrs.evolve(odd.task, artifacts=(Artifact("x", (data,)),)))
+    assert tasks.commit([Put(odd, 0)])
+    assert tasks._records["t"] is odd
+    assert tasks.read(Reads(task_id="t")).task == odd
+    assert tasks.read(Reads(listing=ListQuery(Owner("alice"), 20, state=TaskState.COMPLETED))).page
+
+
+def test_a_running_task_is_not_compacted_even_when_terminal() -> None:
+    # Recovery after a restart scans for running tasks: a blob would have to be decoded there.
+    tasks = MemoryTasks()
+    record = attrs.evolve(settled("t", "c", 1), version=1, running=True)
+    assert tasks.commit([Put(record, 0)])
+    assert tasks._records["t"] is record
+    assert tasks.read(Reads(running=RunningQuery(10))).running == (record,)
+    assert tasks.commit([Put(attrs.evolve(record, version=2, running=False), 1)])
+    assert type(tasks._records["t"]) is bytes
+    assert tasks.read(Reads(running=RunningQuery(10))).running == ()
