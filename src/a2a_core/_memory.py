@@ -214,7 +214,7 @@ class MemoryTasks:
         """The record stored under ``key``, decoded if it has settled."""
         entry = self._records.get(key)
         if type(entry) is bytes:
-            return _compact.decode(entry, _CREATED)[0]
+            return _compact.decode_record(entry)
         return entry  # type: ignore[return-value]
 
     def _stored(self, key: str) -> tuple[TaskRecord | None, Sequence[StreamEvent]]:

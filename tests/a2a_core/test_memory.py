@@ -286,6 +286,7 @@ def test_a_settled_task_and_its_log_decode_to_what_was_encoded(
     assert blob is not None, "every value a record holds has a compact form"
     assert _compact.decode(blob, _CREATED) == (record, logged)
     assert _compact.decode(blob, _CREATED)[1][0] is _CREATED
+    assert _compact.decode_record(blob) == record
     assert _compact.state_of(blob) is record.state
     assert _compact.version_of(blob) == record.version
 
@@ -422,5 +423,5 @@ def test_a_running_task_is_not_compacted_even_when_terminal() -> None:
     assert tasks._records["t"] is record
     assert tasks.read(Reads(running=RunningQuery(10))).running == (record,)
     assert tasks.commit([Put(attrs.evolve(record, version=2, running=False), 1)])
-    assert type(tasks._records["t"]) is bytes
+    assert isinstance(tasks._records["t"], bytes)
     assert tasks.read(Reads(running=RunningQuery(10))).running == ()
