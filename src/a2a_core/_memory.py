@@ -19,6 +19,7 @@ keeps its key alone, not in a list.
 """
 
 import bisect
+from array import array
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -55,8 +56,6 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
 #: A stored task: its record, or (settled) the blob of its record and log.
 _Entry = TaskRecord | bytes
-#: Sorts after every task id (ids are text), to make a range end inclusive.
-_MAX_ID = "\U0010ffff"
 
 
 class _SortedIndex:
@@ -66,6 +65,11 @@ class _SortedIndex:
     cheap at a thousand tasks, tens of microseconds at a hundred thousand. Blocks of at most
     ``2 * LOAD`` keys, found by bisecting the blocks' last keys, keep both near constant (the
     design of ``sortedcontainers.SortedList``, cut down to what a store needs).
+
+    A block keeps its keys in two columns, the times in an ``array`` of 64-bit integers and
+    the ids (the very strings the records hold) in a list: 16 bytes a key, where a list of
+    ``(time, id)`` tuples costs 96 (a tuple and an int object each), which was most of what a
+    settled task cost beside its blob. Keys come out as tuples, built for a page only.
     """
 
     __slots__ = ("_blocks", "_len", "_maxes")
@@ -73,7 +77,7 @@ class _SortedIndex:
     LOAD = 512
 
     def __init__(self) -> None:
-        self._blocks: list[list[_Key]] = []
+        self._blocks: list[tuple[array[int], list[str]]] = []
         self._maxes: list[_Key] = []  # the last key of each block
         self._len = 0
 
@@ -82,30 +86,34 @@ class _SortedIndex:
 
     def add(self, key: _Key) -> None:
         self._len += 1
+        moment, task_id = key
         if not self._blocks:
-            self._blocks.append([key])
+            self._blocks.append((array("q", (moment,)), [task_id]))
             self._maxes.append(key)
             return
         at = min(bisect.bisect_left(self._maxes, key), len(self._blocks) - 1)
-        block = self._blocks[at]
-        bisect.insort(block, key)
-        self._maxes[at] = block[-1]
-        if len(block) > 2 * self.LOAD:
-            self._blocks[at : at + 1] = [block[: self.LOAD], block[self.LOAD :]]
-            self._maxes[at : at + 1] = [block[self.LOAD - 1], block[-1]]
+        times, ids = self._blocks[at]
+        index = _first_not_less(times, ids, key)
+        times.insert(index, moment)
+        ids.insert(index, task_id)
+        self._maxes[at] = (times[-1], ids[-1])
+        if len(times) > 2 * self.LOAD:
+            half = self.LOAD
+            self._blocks[at : at + 1] = [(times[:half], ids[:half]), (times[half:], ids[half:])]
+            self._maxes[at : at + 1] = [(times[half - 1], ids[half - 1]), (times[-1], ids[-1])]
 
     def remove(self, key: _Key) -> None:
         at = bisect.bisect_left(self._maxes, key)
         if at == len(self._blocks):
             return
-        block = self._blocks[at]
-        index = bisect.bisect_left(block, key)
-        if index == len(block) or block[index] != key:
+        times, ids = self._blocks[at]
+        index = _first_not_less(times, ids, key)
+        if index == len(times) or (times[index], ids[index]) != key:
             return
-        del block[index]
+        del times[index], ids[index]
         self._len -= 1
-        if block:
-            self._maxes[at] = block[-1]
+        if times:
+            self._maxes[at] = (times[-1], ids[-1])
         else:
             del self._blocks[at], self._maxes[at]
 
@@ -114,12 +122,13 @@ class _SortedIndex:
         at = bisect.bisect_left(self._maxes, key)
         if at == len(self._blocks):
             return at, 0
-        return at, bisect.bisect_left(self._blocks[at], key)
+        times, ids = self._blocks[at]
+        return at, _first_not_less(times, ids, key)
 
     def _rank(self, key: _Key) -> int:
         """How many keys are less than ``key``."""
         at, offset = self._locate(key)
-        return sum(len(block) for block in self._blocks[:at]) + offset
+        return sum(len(times) for times, _ in self._blocks[:at]) + offset
 
     def newest_first(
         self, before: _Key | None, since: int | None, limit: int | None = None
@@ -129,29 +138,27 @@ class _SortedIndex:
         at, offset = self._locate(before) if before is not None else (len(self._blocks), 0)
         if at == len(self._blocks):  # every key is older than ``before``
             at -= 1
-            offset = len(self._blocks[at]) if at >= 0 else 0
-        floor = (since, "") if since is not None else None
+            offset = len(self._blocks[at][0]) if at >= 0 else 0
         found: list[_Key] = []
         while at >= 0:
-            block = self._blocks[at]
+            times, ids = self._blocks[at]
             for index in range(offset - 1, -1, -1):
-                key = block[index]
-                if floor is not None and key < floor:
+                moment = times[index]
+                if since is not None and moment < since:
                     return found
-                found.append(key)
+                found.append((moment, ids[index]))
                 if len(found) == limit:
                     return found
             at -= 1
-            offset = len(self._blocks[at]) if at >= 0 else 0
+            offset = len(self._blocks[at][0]) if at >= 0 else 0
         return found
 
     def oldest(self, before: int, limit: int) -> tuple[list[_Key], _Key | None]:
         """Up to ``limit`` oldest keys not newer than ``before``, and the key after them."""
-        ceiling = (before, _MAX_ID)
         found: list[_Key] = []
-        for block in self._blocks:
-            for key in block:
-                if key > ceiling or len(found) == limit:
+        for times, ids in self._blocks:
+            for key in zip(times, ids, strict=True):
+                if key[0] > before or len(found) == limit:
                     return found, key
                 found.append(key)
         return found, None
@@ -160,6 +167,15 @@ class _SortedIndex:
         if since is None:
             return self._len
         return self._len - self._rank((since, ""))
+
+
+def _first_not_less(times: "array[int]", ids: list[str], key: _Key) -> int:
+    """Where ``key`` goes in a block: the times first, then the ids among equal times (which
+    are in order, as the keys are)."""
+    moment, task_id = key
+    low = bisect.bisect_left(times, moment)
+    high = bisect.bisect_right(times, moment, low)
+    return bisect.bisect_left(ids, task_id, low, high) if high > low else low
 
 
 class _ContextKeys:
@@ -192,11 +208,11 @@ class MemoryTasks:
         self._records: dict[str, _Entry] = {}
         # (owner, None) indexes all of an owner's tasks; (owner, context_id) one context's.
         self._owners: dict[Owner, _SortedIndex] = {}
-        # Per owner, each context's keys in one plain sorted list, or its one key alone: most
-        # contexts hold a task or a few, and a list costs a fraction of an index object (this
-        # is most of a stored task's bookkeeping when every task has a context of its own), a
-        # lone key nothing at all.
-        self._contexts: dict[Owner, dict[str, _Key | list[_Key]]] = {}
+        # Per owner, each context's keys in one plain sorted list, or the id of its one task
+        # alone: most contexts hold a task or a few, and a list costs a fraction of an index
+        # object (this is most of a stored task's bookkeeping when every task has a context of
+        # its own), a lone id (the string the record holds) nothing at all.
+        self._contexts: dict[Owner, dict[str, str | list[_Key]]] = {}
         self._terminal = _SortedIndex()
         # Per owner, message id -> the task holding it (a dict per owner rather than one keyed
         # by (owner, id) pairs, which would cost a tuple for every task).
@@ -407,11 +423,11 @@ class MemoryTasks:
         contexts = self._contexts.setdefault(owner, {})
         keys = contexts.get(record.task.context_id)
         if keys is None:
-            contexts[record.task.context_id] = key  # alone: most contexts stay so
-        elif type(keys) is tuple:
-            contexts[record.task.context_id] = sorted((keys, key))
+            contexts[record.task.context_id] = record.id  # alone: most contexts stay so
+        elif isinstance(keys, str):
+            contexts[record.task.context_id] = sorted((self._key(keys), key))
         else:
-            bisect.insort(keys, key)  # type: ignore[arg-type]
+            bisect.insort(keys, key)
         if record.state.terminal:
             self._terminal.add(key)
 
@@ -442,10 +458,10 @@ class MemoryTasks:
             del self._owners[owner]
         contexts = self._contexts[owner]
         keys = contexts[context_id]
-        if type(keys) is list:
+        if isinstance(keys, list):
             del keys[bisect.bisect_left(keys, key)]
             if len(keys) == 1:
-                contexts[context_id] = keys[0]
+                contexts[context_id] = keys[0][1]
         else:
             del contexts[context_id]
             if not contexts:
@@ -469,7 +485,7 @@ class MemoryTasks:
         if query.context_id:
             keys = self._contexts.get(query.owner, {}).get(query.context_id)
             if keys is not None:
-                index = _ContextKeys(keys if type(keys) is list else [keys])  # type: ignore[list-item]
+                index = _ContextKeys(keys if isinstance(keys, list) else [self._key(keys)])
             else:
                 index = None
         if index is None:
@@ -502,6 +518,10 @@ class MemoryTasks:
         record = self._get(key)
         assert record is not None, "an index holds only stored tasks"
         return record
+
+    def _key(self, task_id: str) -> _Key:
+        """The index key of the task stored under ``task_id``."""
+        return (_micros(self._record(task_id).updated_at), task_id)
 
     def _state(self, key: str) -> TaskState:
         """The state of the task stored under ``key`` (indexed), read without decoding a blob."""

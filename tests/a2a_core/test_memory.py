@@ -372,10 +372,13 @@ def test_a_settled_task_reads_back_equal_by_id_message_listing_log_and_expiry() 
     after = tasks.read(Reads(listing=ListQuery(owner, page_size=20))).page
     assert after is not None
     assert after.records == tuple(records[:2:-1])
-    # A context left with one task keeps its key alone; one with more, a sorted list.
+    # A context left with one task keeps its id alone; one with more, a sorted list of keys.
     assert tasks._contexts[owner]["c-0"] == [index_key(records[n]) for n in (3, 6, 9)]
     assert tasks.commit([Delete(records[n].id, 3) for n in (3, 6)])
-    assert tasks._contexts[owner]["c-0"] == index_key(records[9])
+    assert tasks._contexts[owner]["c-0"] == records[9].id
+    alone = tasks.read(Reads(listing=ListQuery(owner, 20, context_id="c-0"))).page
+    assert alone is not None
+    assert alone.records == (records[9],)
 
 
 def index_key(record: TaskRecord) -> tuple[int, str]:
