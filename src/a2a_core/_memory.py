@@ -204,6 +204,12 @@ class _ContextKeys:
 class MemoryTasks:
     """Tasks in a dict, listings from sorted per-owner indexes: a synchronous store."""
 
+    #: How many of the latest settled tasks stay as objects before they are compacted: those
+    #: are the ones read most (a client polling for its result, the first page of a listing,
+    #: a stream catching up), and the ones written again if any is. A few hundred kilobytes,
+    #: however many tasks the store holds.
+    YOUNG = 256
+
     def __init__(self) -> None:
         self._records: dict[str, _Entry] = {}
         # (owner, None) indexes all of an owner's tasks; (owner, context_id) one context's.
@@ -222,6 +228,8 @@ class MemoryTasks:
         self._logs: dict[str, list[StreamEvent] | tuple[StreamEvent, ...]] = {}
         # Per task, the notifications still owed: (config id, event number) -> failed attempts.
         self._outbox: dict[str, dict[tuple[str, int], int]] = {}
+        # The latest settled tasks still kept as objects, oldest first (a dict keeps the order).
+        self._young: dict[str, None] = {}
 
     def __len__(self) -> int:
         return len(self._records)
@@ -370,6 +378,7 @@ class MemoryTasks:
         self._messages.clear()
         self._logs.clear()
         self._outbox.clear()
+        self._young.clear()
 
     def _apply(self, write: Put | Delete) -> None:
         old, log = self._stored(_task_id(write))
@@ -387,18 +396,17 @@ class MemoryTasks:
                         log.extend(added)
                     else:
                         self._logs[record.id] = [*log, *added]
-                elif added or not isinstance(log, tuple):
+                else:
                     # Finished, a tuple holds exactly its events, where a list would keep room
                     # for more that a stored task would carry for as long as it is kept.
-                    self._logs[record.id] = log = (*log, *added)
-                elif type(self._records.get(record.id)) is bytes:
-                    self._logs[record.id] = log  # decoded from the blob the record replaces
+                    final = log if isinstance(log, tuple) and not added else (*log, *added)
+                    self._logs[record.id] = final
                 self._records[record.id] = record
+                self._young.pop(record.id, None)
                 if record.state.terminal and not record.running:
-                    blob = _compact.encode(record, log, _CREATED)
-                    if blob is not None:  # else a value it holds has no compact form
-                        self._records[record.id] = blob
-                        self._logs.pop(record.id, None)
+                    self._young[record.id] = None
+                    if len(self._young) > self.YOUNG:
+                        self._compact(next(iter(self._young)))
                 if write.outbox:
                     owed = self._outbox.setdefault(record.id, {})
                     for config_id, seq in write.outbox:
@@ -415,6 +423,17 @@ class MemoryTasks:
                 self._records.pop(task_id, None)
                 self._logs.pop(task_id, None)
                 self._outbox.pop(task_id, None)
+                self._young.pop(task_id, None)
+
+    def _compact(self, key: str) -> None:
+        """Keep the settled task under ``key`` as a blob from now on."""
+        del self._young[key]
+        record = self._records[key]
+        assert isinstance(record, TaskRecord), "a young task is kept as objects"
+        blob = _compact.encode(record, self._logs[key], _CREATED)
+        if blob is not None:  # else a value it holds has no compact form: kept as it is
+            self._records[key] = blob
+            del self._logs[key]
 
     def _index(self, record: TaskRecord) -> None:
         key = (_micros(record.updated_at), record.id)

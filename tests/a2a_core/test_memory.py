@@ -64,6 +64,12 @@ class TinyBlocks(_SortedIndex):
     LOAD = 2
 
 
+class Compacting(MemoryTasks):
+    """A store that compacts every task as soon as it settles."""
+
+    YOUNG = 0
+
+
 def build(ops: list[tuple[bool, Key]]) -> tuple[_SortedIndex, list[Key]]:
     index: _SortedIndex = TinyBlocks()
     reference: list[Key] = []
@@ -131,7 +137,7 @@ def test_a_logged_creation_is_rebuilt_from_the_record_not_kept() -> None:
     first = Message("m-1", Role.USER, (Part(text="hi"),), context_id="c", task_id="t")
     created = Task("t", TaskStatus(TaskState.SUBMITTED, timestamp=EPOCH), "c", history=(first,))
     record = TaskRecord(created, Owner("alice"), 1, EPOCH, run=1, running=True, seq=1)
-    tasks = MemoryTasks()
+    tasks = Compacting()
     assert tasks.commit([Put(record, 0, (LoggedEvent(1, created),))])
     # The task moves on: more history, an artifact, another state.
     later = Task(
@@ -164,7 +170,7 @@ def test_a_log_grows_as_a_list_until_its_task_ends_and_then_rests_in_its_blob() 
     # A task waiting for input gets more events with its next turn: turning its log into a
     # tuple at every turn would copy the whole log each time (a long conversation's turns would
     # cost more and more). Only a settled task's log rests, encoded with its record.
-    tasks = MemoryTasks()
+    tasks = Compacting()
     states = [TaskState.WORKING] * 3 + [TaskState.INPUT_REQUIRED, TaskState.WORKING]
     states.append(TaskState.COMPLETED)
     for version, state in enumerate(states, 1):
@@ -324,12 +330,15 @@ def settle(tasks: MemoryTasks, record: TaskRecord) -> tuple[LoggedEvent, ...]:
     return log
 
 
-def test_a_settled_task_reads_back_equal_by_id_message_listing_log_and_expiry() -> None:
-    tasks = MemoryTasks()
+@pytest.mark.parametrize("young", [0, 5, 256])
+def test_a_settled_task_reads_back_equal_by_id_message_listing_log_and_expiry(young: int) -> None:
+    tasks = Compacting()
+    tasks.YOUNG = young
     records = [settled(f"t-{n}", f"c-{n % 3}", n) for n in range(12)]
     logs = {r.id: settle(tasks, r) for r in records}
-    assert all(type(tasks._records[r.id]) is bytes for r in records), "all settled: compact"
-    assert tasks._logs == {}
+    compact = [type(tasks._records[r.id]) is bytes for r in records]
+    assert compact == [n < 12 - young for n in range(12)], "all but the latest: compact"
+    assert set(tasks._logs) == {r.id for r in records[12 - min(young, 12) :]}
     for record in records:
         message = MessageKey(record.owner, record.messages[0][0])
         snapshot = tasks.read(Reads(task_id=record.id, message=message, log=LogQuery(record.id, 0)))
@@ -388,7 +397,7 @@ def index_key(record: TaskRecord) -> tuple[int, str]:
 def test_a_settled_task_written_again_is_decoded_changed_and_kept_compact() -> None:
     # A push config set on a finished task, or a run that ends after its task was canceled:
     # rare writes to a settled task, which must see (and keep) its record and log.
-    tasks = MemoryTasks()
+    tasks = Compacting()
     record = settled("t", "c", 1)
     log = settle(tasks, record)
     config = TaskPushNotificationConfig("https://hook.example.com", id="p", task_id="t")
@@ -408,7 +417,7 @@ def test_a_settled_task_written_again_is_decoded_changed_and_kept_compact() -> N
 
 def test_a_task_holding_a_value_with_no_compact_form_is_kept_as_it_is() -> None:
     # An agent may put any object in a part's data; the store must give back what it got.
-    tasks = MemoryTasks()
+    tasks = Compacting()
     odd = attrs.evolve(settled("t", "c", 1), version=1)
     data = Part(data=frozenset({1, 2}))
     odd = attrs.evolve(odd, task=attrs.evolve(odd.task, artifacts=(Artifact("x", (data,)),)))
@@ -420,7 +429,7 @@ def test_a_task_holding_a_value_with_no_compact_form_is_kept_as_it_is() -> None:
 
 def test_a_running_task_is_not_compacted_even_when_terminal() -> None:
     # Recovery after a restart scans for running tasks: a blob would have to be decoded there.
-    tasks = MemoryTasks()
+    tasks = Compacting()
     record = attrs.evolve(settled("t", "c", 1), version=1, running=True)
     assert tasks.commit([Put(record, 0)])
     assert tasks._records["t"] is record
@@ -428,3 +437,29 @@ def test_a_running_task_is_not_compacted_even_when_terminal() -> None:
     assert tasks.commit([Put(attrs.evolve(record, version=2, running=False), 1)])
     assert isinstance(tasks._records["t"], bytes)
     assert tasks.read(Reads(running=RunningQuery(10))).running == ()
+
+
+def test_the_latest_settled_tasks_stay_objects_until_newer_ones_push_them_out() -> None:
+    # The tasks read and written most are those just settled: they are compacted only once
+    # YOUNG newer ones have settled, oldest first; a task written again is young again.
+    tasks = MemoryTasks()
+    tasks.YOUNG = 2
+    first, second, third = (settled(f"t-{n}", "c", n) for n in range(3))
+    settle(tasks, first)
+    settle(tasks, second)
+    assert tasks._records["t-0"] is first
+    assert tasks._records["t-1"] is second
+    config = TaskPushNotificationConfig("https://hook.example.com", id="p", task_id="t-0")
+    again = attrs.evolve(first, version=4, push_configs=(config,))
+    assert tasks.commit([Put(again, 3)])
+    assert list(tasks._young) == ["t-1", "t-0"]
+    log = settle(tasks, third)
+    assert list(tasks._young) == ["t-0", "t-2"]
+    assert isinstance(tasks._records["t-1"], bytes)
+    assert "t-1" not in tasks._logs
+    assert tasks.read(Reads(task_id="t-1")).task == second
+    assert tasks.read(Reads(log=LogQuery("t-2", 0))).log == log
+    assert tasks.commit([Delete("t-0", 4)])
+    assert list(tasks._young) == ["t-2"]
+    tasks.clear()
+    assert tasks._young == {}
