@@ -230,6 +230,12 @@ class MemoryTasks:
         self._outbox: dict[str, dict[tuple[str, int], int]] = {}
         # The latest settled tasks still kept as objects, oldest first (a dict keeps the order).
         self._young: dict[str, None] = {}
+        # The blob decoded last, with its record and log.
+        self._decoded: tuple[bytes | None, TaskRecord | None, Sequence[StreamEvent]] = (
+            None,
+            None,
+            (),
+        )
 
     def __len__(self) -> int:
         return len(self._records)
@@ -245,7 +251,10 @@ class MemoryTasks:
         """The record stored under ``key`` and its log."""
         entry = self._records.get(key)
         if type(entry) is bytes:
-            return _compact.decode(entry, _CREATED)
+            # A commit asks twice (its message-id check, then its write): decode once.
+            if self._decoded[0] is not entry:
+                self._decoded = (entry, *_compact.decode(entry, _CREATED))
+            return self._decoded[1], self._decoded[2]
         return entry, self._logs.get(key, ())  # type: ignore[return-value]
 
     def _version(self, key: str) -> int:
@@ -361,7 +370,7 @@ class MemoryTasks:
                 continue
             record = write.record
             held = self._messages.get(record.owner, {})
-            old = None if record.id in deleted else self._get(record.id)
+            old = None if record.id in deleted else self._stored(record.id)[0]
             for message_id, _ in _added_messages(old, record):
                 holder = claimed.setdefault((record.owner, message_id), record.id)
                 stored = held.get(message_id)
@@ -379,6 +388,7 @@ class MemoryTasks:
         self._logs.clear()
         self._outbox.clear()
         self._young.clear()
+        self._decoded = (None, None, ())
 
     def _apply(self, write: Put | Delete) -> None:
         old, log = self._stored(_task_id(write))
