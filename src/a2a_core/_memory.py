@@ -527,15 +527,13 @@ class MemoryTasks:
             keys = index.newest_first(cursor, since, query.page_size + 1)
             records = [self._record(task_id) for _, task_id in keys]
         else:
+            # The state is read from a blob's head: only the page's records are decoded.
             matching = [
-                self._record(task_id)
-                for _, task_id in index.newest_first(None, since)
-                if self._state(task_id) is query.state
+                key for key in index.newest_first(None, since) if self._state(key[1]) is query.state
             ]
             total = len(matching)
-            records = [
-                r for r in matching if cursor is None or (_micros(r.updated_at), r.id) < cursor
-            ]
+            after = [key for key in matching if cursor is None or key < cursor]
+            records = [self._record(task_id) for _, task_id in after[: query.page_size + 1]]
         page = records[: query.page_size]
         more = len(records) > query.page_size
         last = page[-1] if page else None

@@ -463,3 +463,33 @@ def test_the_latest_settled_tasks_stay_objects_until_newer_ones_push_them_out() 
     assert list(tasks._young) == ["t-2"]
     tasks.clear()
     assert tasks._young == {}
+
+
+def test_a_listing_by_state_decodes_only_the_records_of_its_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The state filter reads each blob's head; decoding every matching task would make a
+    # listing of a store holding many settled tasks cost a decode per task.
+    tasks = Compacting()
+    records = [settled(f"t-{n:02}", f"c-{n}", n) for n in range(30)]
+    for record in records:
+        settle(tasks, record)
+    decoded: list[bytes] = []
+    decode_record = _compact.decode_record
+
+    def counting(blob: bytes) -> TaskRecord:
+        decoded.append(blob)
+        return decode_record(blob)
+
+    monkeypatch.setattr(_compact, "decode_record", counting)
+    query = ListQuery(Owner("alice"), 5, state=TaskState.COMPLETED)
+    page = tasks.read(Reads(listing=query)).page
+    assert page is not None
+    assert page.records == tuple(records[:-6:-1])
+    assert page.total == 30
+    assert len(decoded) == 6  # the page and the one that says another page follows
+    decoded.clear()
+    following = tasks.read(Reads(listing=attrs.evolve(query, cursor=page.next))).page
+    assert following is not None
+    assert following.records == tuple(records[-6:-11:-1])
+    assert len(decoded) == 6
