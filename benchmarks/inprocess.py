@@ -5,6 +5,8 @@
     python -m benchmarks.inprocess store ours|a2a-sdk COUNT
     python -m benchmarks.inprocess followups ours COUNT
     python -m benchmarks.inprocess sqlite ours-full|ours-normal|a2a-sdk COUNT OPS
+    python -m benchmarks.inprocess settled-sqlite ours|a2a-sdk COUNT
+    python -m benchmarks.inprocess settled-redis ours COUNT
 
 Each prints one JSON object. A fresh process per measurement keeps one server's garbage out of
 the other's memory reading.
@@ -29,6 +31,10 @@ the other's memory reading.
   ``SqliteStore`` at ``synchronous=FULL`` or ``NORMAL`` (its write-ahead log), the SDK's
   ``DatabaseTaskStore`` on aiosqlite (SQLite's defaults: a rollback journal, ``FULL``); then the
   file's bytes per task, once the store is closed (our log checkpointed into the file).
+* ``settled-sqlite``, ``settled-redis``: ``memory``'s figure for the durable stores, the same
+  ``COUNT`` blocking echo sends through each server's request path: the SQLite file's bytes per
+  settled task (ours, and the SDK's handler on its SQL store), and Redis's ``used_memory`` per
+  settled task (ours; the SDK has no Redis store), on a ``redis-server`` started for it.
 """
 
 import asyncio
@@ -36,6 +42,7 @@ import gc
 import itertools
 import json
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -264,6 +271,115 @@ def memory_sdk(count: int) -> dict[str, Any]:
         return result
 
     return asyncio.run(run())
+
+
+def _fill_engine(server: Any, count: int) -> Awaitable[None]:
+    from a2a_core.transport import HttpRequest
+
+    headers = {"content-type": "application/json", "a2a-version": "1.0"}
+
+    async def send(n: int) -> None:
+        response = await server.handle(HttpRequest("POST", "/", headers, _send_body(n)), "http://b")
+        assert b"TASK_STATE_COMPLETED" in getattr(response, "body", b"")
+
+    return _fill(send, 0, count)
+
+
+def settled_sqlite_ours(count: int) -> dict[str, Any]:
+    """Bytes on disk per settled echo task: ``count`` blocking sends through the engine on our
+    SqliteStore (``synchronous=NORMAL``: what is written does not depend on it), measured once
+    the store is closed (its write-ahead log checkpointed into the file)."""
+    import anyio
+
+    from a2a_adapters.stores import SqliteStore
+    from benchmarks.servers.ours import engine
+
+    with tempfile.TemporaryDirectory(prefix="a2a-bench-") as folder:
+        path = Path(folder) / "tasks.db"
+        SqliteStore(path, synchronous="NORMAL").close()
+        empty = _disk_bytes(path)
+        store = SqliteStore(path, synchronous="NORMAL")
+
+        async def run() -> None:
+            server = engine(store)
+            async with anyio.create_task_group() as group:
+                await group.start(server.run)
+                await _fill_engine(server, count)
+                await server.aclose()
+
+        try:
+            asyncio.run(run())
+        finally:
+            store.close()
+        stored = _disk_bytes(path)
+    return {"tasks": count, "disk_bytes": stored, "bytes_per_task": (stored - empty) / count}
+
+
+def settled_sqlite_sdk(count: int) -> dict[str, Any]:
+    """The same for the SDK: ``count`` sends through its request handler on its SQL store."""
+    from a2a.server.context import ServerCallContext
+    from a2a.types import a2a_pb2 as pb
+
+    from benchmarks.servers import sdk
+
+    with tempfile.TemporaryDirectory(prefix="a2a-bench-") as folder:
+        path = Path(folder) / "tasks.db"
+
+        async def run() -> int:
+            store = sdk.database_store(str(path))
+            await store.initialize()
+            empty = _disk_bytes(path)
+            handler = sdk.handler(sdk.card(0), task_store=store)
+
+            async def send(n: int) -> None:
+                parts = [pb.Part(text="hello")]
+                message = pb.Message(message_id=f"m-{n}", role=pb.ROLE_USER, parts=parts)
+                request = pb.SendMessageRequest(message=message)
+                task = await handler.on_message_send(request, ServerCallContext())
+                assert task.status.state == pb.TASK_STATE_COMPLETED
+
+            await _fill(send, 0, count)
+            await store.engine.dispose()
+            return empty
+
+        empty = asyncio.run(run())
+        with sqlite3.connect(path) as db:  # as the harness measures a file: its log folded in
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.close()
+        stored = _disk_bytes(path)
+    return {"tasks": count, "disk_bytes": stored, "bytes_per_task": (stored - empty) / count}
+
+
+def settled_redis_ours(count: int) -> dict[str, Any]:
+    """Redis's ``used_memory`` per settled echo task: ``count`` blocking sends through the
+    engine on our RedisStore, on a Redis of its own (``redis-server``, no persistence)."""
+    import anyio
+    import coredis
+
+    from a2a_adapters.stores import RedisStore
+    from benchmarks.servers.ours import engine
+    from tests.a2a_adapters.redis_server import RedisServer
+
+    async def used(url: str) -> int:
+        async with coredis.Redis.from_url(url, decode_responses=True) as client:
+            return int(str((await client.info("memory"))["used_memory"]))
+
+    async def run(url: str) -> dict[str, Any]:
+        store = RedisStore(url)
+        server = engine(store)
+        async with anyio.create_task_group() as group:
+            await group.start(server.run)
+            await _fill_engine(server, min(1000, count))  # the store's scripts loaded first
+            before = await used(url)
+            started = time.perf_counter()
+            await _fill_engine(server, count)
+            seconds = time.perf_counter() - started
+            after = await used(url)
+            await server.aclose()
+        return {"tasks": count, "bytes_per_task": (after - before) / count, "seconds": seconds}
+
+    with RedisServer() as redis:
+        return asyncio.run(run(redis.url))
 
 
 # --- store latency ----------------------------------------------------------------------------
@@ -559,6 +675,9 @@ BENCHMARKS: dict[tuple[str, str], Callable[[int], dict[str, Any]]] = {
     ("core", "a2a-sdk"): core_sdk,
     ("memory", "ours"): memory_ours,
     ("memory", "a2a-sdk"): memory_sdk,
+    ("settled-sqlite", "ours"): settled_sqlite_ours,
+    ("settled-sqlite", "a2a-sdk"): settled_sqlite_sdk,
+    ("settled-redis", "ours"): settled_redis_ours,
     ("store", "ours"): store_ours,
     ("store", "a2a-sdk"): store_sdk,
     ("followups", "ours"): followups_ours,

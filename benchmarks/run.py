@@ -67,6 +67,8 @@ class Sizes:
         self.seconds = 1.0 if quick else 10.0
         self.stored = 100 if quick else 10_000
         self.memory_tasks = 500 if quick else 100_000
+        # The durable stores' figure of the same tasks (the SDK's SQL store fills slowly).
+        self.settled_tasks = 200 if quick else 10_000
         self.store_sizes = (200, 1_000) if quick else (1_000, 100_000)
         self.core_sends = 300 if quick else 5_000
         self.fanout = (1, 10) if quick else (1, 10, 100)
@@ -172,12 +174,23 @@ def run_fanout(sizes: Sizes) -> list[Row]:
 
 
 def run_memory(sizes: Sizes) -> list[Row]:
+    """What a stored, settled echo task costs: in memory (resident bytes), and on the durable
+    stores the same tasks, sent the same way (the SQLite file's bytes, Redis's memory)."""
     results = {
         name: run_in_subprocess("memory", name, sizes.memory_tasks) for name in ("ours", THEIRS)
     }
     figures = {name: r["bytes_per_task"] for name, r in results.items()}
     label = f"memory per stored task ({sizes.memory_tasks:,})"
-    return [row(label, "bytes", "lower", **figures, detail=results)]
+    rows = [row(label, "bytes", "lower", **figures, detail=results)]
+    count = sizes.settled_tasks
+    disk = {name: run_in_subprocess("settled-sqlite", name, count) for name in ("ours", THEIRS)}
+    figures = {name: r["bytes_per_task"] for name, r in disk.items()}
+    label = f"SQLite file per settled task ({count:,})"
+    rows.append(row(label, "bytes", "lower", **figures, detail=disk))
+    redis = run_in_subprocess("settled-redis", "ours", count)
+    label = f"Redis memory per settled task ({count:,})"  # the SDK has no Redis store
+    rows.append(row(label, "bytes", "lower", ours=redis["bytes_per_task"], detail=redis))
+    return rows
 
 
 def run_store(sizes: Sizes) -> list[Row]:

@@ -9,13 +9,22 @@ indexes kept sorted by (status timestamp, task id), so a page costs a binary sea
 records it returns, never a scan of every task; terminal tasks have such an index too, for the
 expiry sweep. Client message ids map to their task per owner, and a commit that would give one id
 to two tasks fails like a version conflict.
+
+A task that has settled (terminal, no run under way) is kept with its event log as one compact
+blob (:mod:`a2a_core._compact`, about a tenth of the objects' size) and decoded when read: a
+store holds mostly such tasks, read now and then, listed, and finally expired. The blob's head
+holds its state and version, so that a commit's version check and a listing's state filter need
+no decoding. Per task, the indexes then cost more than the task: a context holding one task
+keeps its key alone, not in a list.
 """
 
 import bisect
+from array import array
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from . import _compact
 from ._errors import UsageError
 from ._model import StreamEvent, Task, TaskState, TaskStatus
 from ._records import Owner, TaskRecord
@@ -40,9 +49,13 @@ from ._storage import (
 
 __all__ = ["MemoryTasks"]
 
-_Key = tuple[datetime, str]
-#: Sorts after every task id (ids are text), to make a range end inclusive.
-_MAX_ID = "\U0010ffff"
+#: An index's key: (status time in microseconds since 1970, task id). An int rather than the
+#: datetime: 32 bytes rather than 48, and for a settled task the key is the only one left.
+_Key = tuple[int, str]
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICRO = timedelta(microseconds=1)
+#: A stored task: its record, or (settled) the blob of its record and log.
+_Entry = TaskRecord | bytes
 
 
 class _SortedIndex:
@@ -52,6 +65,11 @@ class _SortedIndex:
     cheap at a thousand tasks, tens of microseconds at a hundred thousand. Blocks of at most
     ``2 * LOAD`` keys, found by bisecting the blocks' last keys, keep both near constant (the
     design of ``sortedcontainers.SortedList``, cut down to what a store needs).
+
+    A block keeps its keys in two columns, the times in an ``array`` of 64-bit integers and
+    the ids (the very strings the records hold) in a list: 16 bytes a key, where a list of
+    ``(time, id)`` tuples costs 96 (a tuple and an int object each), which was most of what a
+    settled task cost beside its blob. Keys come out as tuples, built for a page only.
     """
 
     __slots__ = ("_blocks", "_len", "_maxes")
@@ -59,7 +77,7 @@ class _SortedIndex:
     LOAD = 512
 
     def __init__(self) -> None:
-        self._blocks: list[list[_Key]] = []
+        self._blocks: list[tuple[array[int], list[str]]] = []
         self._maxes: list[_Key] = []  # the last key of each block
         self._len = 0
 
@@ -68,30 +86,34 @@ class _SortedIndex:
 
     def add(self, key: _Key) -> None:
         self._len += 1
+        moment, task_id = key
         if not self._blocks:
-            self._blocks.append([key])
+            self._blocks.append((array("q", (moment,)), [task_id]))
             self._maxes.append(key)
             return
         at = min(bisect.bisect_left(self._maxes, key), len(self._blocks) - 1)
-        block = self._blocks[at]
-        bisect.insort(block, key)
-        self._maxes[at] = block[-1]
-        if len(block) > 2 * self.LOAD:
-            self._blocks[at : at + 1] = [block[: self.LOAD], block[self.LOAD :]]
-            self._maxes[at : at + 1] = [block[self.LOAD - 1], block[-1]]
+        times, ids = self._blocks[at]
+        index = _first_not_less(times, ids, key)
+        times.insert(index, moment)
+        ids.insert(index, task_id)
+        self._maxes[at] = (times[-1], ids[-1])
+        if len(times) > 2 * self.LOAD:
+            half = self.LOAD
+            self._blocks[at : at + 1] = [(times[:half], ids[:half]), (times[half:], ids[half:])]
+            self._maxes[at : at + 1] = [(times[half - 1], ids[half - 1]), (times[-1], ids[-1])]
 
     def remove(self, key: _Key) -> None:
         at = bisect.bisect_left(self._maxes, key)
         if at == len(self._blocks):
             return
-        block = self._blocks[at]
-        index = bisect.bisect_left(block, key)
-        if index == len(block) or block[index] != key:
+        times, ids = self._blocks[at]
+        index = _first_not_less(times, ids, key)
+        if index == len(times) or (times[index], ids[index]) != key:
             return
-        del block[index]
+        del times[index], ids[index]
         self._len -= 1
-        if block:
-            self._maxes[at] = block[-1]
+        if times:
+            self._maxes[at] = (times[-1], ids[-1])
         else:
             del self._blocks[at], self._maxes[at]
 
@@ -100,52 +122,60 @@ class _SortedIndex:
         at = bisect.bisect_left(self._maxes, key)
         if at == len(self._blocks):
             return at, 0
-        return at, bisect.bisect_left(self._blocks[at], key)
+        times, ids = self._blocks[at]
+        return at, _first_not_less(times, ids, key)
 
     def _rank(self, key: _Key) -> int:
         """How many keys are less than ``key``."""
         at, offset = self._locate(key)
-        return sum(len(block) for block in self._blocks[:at]) + offset
+        return sum(len(times) for times, _ in self._blocks[:at]) + offset
 
     def newest_first(
-        self, before: _Key | None, since: datetime | None, limit: int | None = None
+        self, before: _Key | None, since: int | None, limit: int | None = None
     ) -> list[_Key]:
         """Keys strictly older than ``before`` and not older than ``since``, newest first (at
         most ``limit`` of them)."""
         at, offset = self._locate(before) if before is not None else (len(self._blocks), 0)
         if at == len(self._blocks):  # every key is older than ``before``
             at -= 1
-            offset = len(self._blocks[at]) if at >= 0 else 0
-        floor = (since, "") if since is not None else None
+            offset = len(self._blocks[at][0]) if at >= 0 else 0
         found: list[_Key] = []
         while at >= 0:
-            block = self._blocks[at]
+            times, ids = self._blocks[at]
             for index in range(offset - 1, -1, -1):
-                key = block[index]
-                if floor is not None and key < floor:
+                moment = times[index]
+                if since is not None and moment < since:
                     return found
-                found.append(key)
+                found.append((moment, ids[index]))
                 if len(found) == limit:
                     return found
             at -= 1
-            offset = len(self._blocks[at]) if at >= 0 else 0
+            offset = len(self._blocks[at][0]) if at >= 0 else 0
         return found
 
-    def oldest(self, before: datetime, limit: int) -> tuple[list[_Key], _Key | None]:
+    def oldest(self, before: int, limit: int) -> tuple[list[_Key], _Key | None]:
         """Up to ``limit`` oldest keys not newer than ``before``, and the key after them."""
-        ceiling = (before, _MAX_ID)
         found: list[_Key] = []
-        for block in self._blocks:
-            for key in block:
-                if key > ceiling or len(found) == limit:
+        for times, ids in self._blocks:
+            for key in zip(times, ids, strict=True):
+                if key[0] > before or len(found) == limit:
                     return found, key
                 found.append(key)
         return found, None
 
-    def count_since(self, since: datetime | None) -> int:
+    def count_since(self, since: int | None) -> int:
         if since is None:
             return self._len
         return self._len - self._rank((since, ""))
+
+
+def _first_not_less(times: "array[int]", ids: list[str], key: _Key) -> int:
+    """Where ``key`` goes in a block: the times first, then the ids among equal times (which
+    are in order, as the keys are)."""
+    moment, task_id = key
+    low = bisect.bisect_left(times, moment)
+    high = bisect.bisect_right(times, moment, low)
+    return bisect.bisect_left(ids, task_id, low, high) if high > low else low
 
 
 class _ContextKeys:
@@ -157,7 +187,7 @@ class _ContextKeys:
         self.keys = keys
 
     def newest_first(
-        self, before: _Key | None, since: datetime | None, limit: int | None = None
+        self, before: _Key | None, since: int | None, limit: int | None = None
     ) -> list[_Key]:
         stop = len(self.keys) if before is None else bisect.bisect_left(self.keys, before)
         start = 0 if since is None else bisect.bisect_left(self.keys, (since, ""))
@@ -165,7 +195,7 @@ class _ContextKeys:
             start = max(start, stop - limit)
         return self.keys[start:stop][::-1]
 
-    def count_since(self, since: datetime | None) -> int:
+    def count_since(self, since: int | None) -> int:
         if since is None:
             return len(self.keys)
         return len(self.keys) - bisect.bisect_left(self.keys, (since, ""))
@@ -174,35 +204,75 @@ class _ContextKeys:
 class MemoryTasks:
     """Tasks in a dict, listings from sorted per-owner indexes: a synchronous store."""
 
+    #: How many of the latest settled tasks stay as objects before they are compacted: those
+    #: are the ones read most (a client polling for its result, the first page of a listing,
+    #: a stream catching up), and the ones written again if any is. A few hundred kilobytes,
+    #: however many tasks the store holds.
+    YOUNG = 256
+
     def __init__(self) -> None:
-        self._records: dict[str, TaskRecord] = {}
+        self._records: dict[str, _Entry] = {}
         # (owner, None) indexes all of an owner's tasks; (owner, context_id) one context's.
         self._owners: dict[Owner, _SortedIndex] = {}
-        # Per owner, each context's keys in one plain sorted list: most contexts hold a task or
-        # a few, and a list costs a fraction of an index object (this is most of a stored
-        # task's bookkeeping when every task has a context of its own).
-        self._contexts: dict[Owner, dict[str, list[_Key]]] = {}
+        # Per owner, each context's keys in one plain sorted list, or the id of its one task
+        # alone: most contexts hold a task or a few, and a list costs a fraction of an index
+        # object (this is most of a stored task's bookkeeping when every task has a context of
+        # its own), a lone id (the string the record holds) nothing at all.
+        self._contexts: dict[Owner, dict[str, str | list[_Key]]] = {}
         self._terminal = _SortedIndex()
         # Per owner, message id -> the task holding it (a dict per owner rather than one keyed
         # by (owner, id) pairs, which would cost a tuple for every task).
         self._messages: dict[Owner, dict[str, str]] = {}
         # Event number n of a task is at index n - 1 of its log (so numbers need no storing).
+        # A settled task's log is in its blob instead.
         self._logs: dict[str, list[StreamEvent] | tuple[StreamEvent, ...]] = {}
         # Per task, the notifications still owed: (config id, event number) -> failed attempts.
         self._outbox: dict[str, dict[tuple[str, int], int]] = {}
+        # The latest settled tasks still kept as objects, oldest first (a dict keeps the order).
+        self._young: dict[str, None] = {}
+        # The blob decoded last, with its record and log.
+        self._decoded: tuple[bytes | None, TaskRecord | None, Sequence[StreamEvent]] = (
+            None,
+            None,
+            (),
+        )
 
     def __len__(self) -> int:
         return len(self._records)
 
+    def _get(self, key: str) -> TaskRecord | None:
+        """The record stored under ``key``, decoded if it has settled."""
+        entry = self._records.get(key)
+        if type(entry) is bytes:
+            return _compact.decode_record(entry)
+        return entry  # type: ignore[return-value]
+
+    def _stored(self, key: str) -> tuple[TaskRecord | None, Sequence[StreamEvent]]:
+        """The record stored under ``key`` and its log."""
+        entry = self._records.get(key)
+        if type(entry) is bytes:
+            # A commit asks twice (its message-id check, then its write): decode once.
+            if self._decoded[0] is not entry:
+                self._decoded = (entry, *_compact.decode(entry, _CREATED))
+            return self._decoded[1], self._decoded[2]
+        return entry, self._logs.get(key, ())  # type: ignore[return-value]
+
+    def _version(self, key: str) -> int:
+        """The version stored under ``key`` (0 for none), read without decoding a blob."""
+        entry = self._records.get(key)
+        if entry is None:
+            return 0
+        return _compact.version_of(entry) if type(entry) is bytes else entry.version  # type: ignore[union-attr]
+
     def read(self, reads: Reads) -> Snapshot:
         """The records ``reads`` names."""
-        task = self._records.get(reads.task_id) if reads.task_id else None
-        named = self._records.get(reads.named) if reads.named else None
+        task = self._get(reads.task_id) if reads.task_id else None
+        named = self._get(reads.named) if reads.named else None
         by_message = None
         if reads.message is not None:
             held = self._messages.get(reads.message.owner, {})
             holder = held.get(reads.message.message_id)
-            by_message = self._records.get(holder) if holder else None
+            by_message = self._get(holder) if holder else None
         page = self._page(reads.listing) if reads.listing is not None else None
         expired = self._expired(reads.expiry) if reads.expiry is not None else None
         log = self._log(reads.log) if reads.log is not None else ()
@@ -229,15 +299,20 @@ class MemoryTasks:
         )
         found = []
         for key, config_id, seq, attempts in owed[: query.limit]:
-            record = self._records[key]
-            (event,) = self._log(LogQuery(key, seq - 1, 1))
-            found.append(Pending(record, config_id, event, attempts))
+            record, log = self._stored(key)
+            assert record is not None, "what a task owes goes with it"
+            found.append(Pending(record, config_id, _logged(record, log, seq - 1, 1)[0], attempts))
         return tuple(found)
 
     def _running(self, query: RunningQuery) -> tuple[TaskRecord, ...]:
-        # A scan: asked once, when a server starts (and a memory store starts empty).
-        keys = sorted(k for k, r in self._records.items() if r.running and k > query.after)
-        return tuple(self._records[k] for k in keys[: query.limit])
+        # A scan: asked once, when a server starts (and a memory store starts empty). A settled
+        # task is never running, so the blobs need no decoding.
+        keys = sorted(
+            k
+            for k, r in self._records.items()
+            if type(r) is not bytes and r.running and k > query.after  # type: ignore[union-attr]
+        )
+        return tuple(self._records[k] for k in keys[: query.limit])  # type: ignore[misc]
 
     def commit(self, writes: Sequence[Write]) -> bool:
         """Apply all ``writes`` or none: ``False`` if an expected version no longer holds (or
@@ -248,8 +323,7 @@ class MemoryTasks:
             if isinstance(write, Sent):
                 self._sent(write)
                 return True
-            current = self._records.get(_task_id(write))
-            if (current.version if current else 0) != write.expected:
+            if self._version(_task_id(write)) != write.expected:
                 return False
         else:
             versions: dict[str, int] = {}
@@ -258,8 +332,7 @@ class MemoryTasks:
                     continue
                 key = _task_id(write)
                 if key not in versions:
-                    current = self._records.get(key)
-                    versions[key] = current.version if current else 0
+                    versions[key] = self._version(key)
                 if versions[key] != write.expected:
                     return False
                 versions[key] = write.record.version if isinstance(write, Put) else 0
@@ -297,7 +370,7 @@ class MemoryTasks:
                 continue
             record = write.record
             held = self._messages.get(record.owner, {})
-            old = None if record.id in deleted else self._records.get(record.id)
+            old = None if record.id in deleted else self._stored(record.id)[0]
             for message_id, _ in _added_messages(old, record):
                 holder = claimed.setdefault((record.owner, message_id), record.id)
                 stored = held.get(message_id)
@@ -314,14 +387,15 @@ class MemoryTasks:
         self._messages.clear()
         self._logs.clear()
         self._outbox.clear()
+        self._young.clear()
+        self._decoded = (None, None, ())
 
     def _apply(self, write: Put | Delete) -> None:
-        old = self._records.get(_task_id(write))
+        old, log = self._stored(_task_id(write))
         match write:
             case Put(record=record, events=events):
                 if record.version != write.expected + 1:
                     raise UsageError("a Put must advance the version by exactly one")
-                log = self._logs.get(record.id, ())
                 if events and events[0].seq != len(log) + 1:
                     raise UsageError("logged events must continue the task's log without a gap")
                 added = [_CREATED if _is_creation(e, record) else e.event for e in events]
@@ -332,11 +406,17 @@ class MemoryTasks:
                         log.extend(added)
                     else:
                         self._logs[record.id] = [*log, *added]
-                elif added or not isinstance(log, tuple):
+                else:
                     # Finished, a tuple holds exactly its events, where a list would keep room
                     # for more that a stored task would carry for as long as it is kept.
-                    self._logs[record.id] = (*log, *added)
+                    final = log if isinstance(log, tuple) and not added else (*log, *added)
+                    self._logs[record.id] = final
                 self._records[record.id] = record
+                self._young.pop(record.id, None)
+                if record.state.terminal and not record.running:
+                    self._young[record.id] = None
+                    if len(self._young) > self.YOUNG:
+                        self._compact(next(iter(self._young)))
                 if write.outbox:
                     owed = self._outbox.setdefault(record.id, {})
                     for config_id, seq in write.outbox:
@@ -353,15 +433,28 @@ class MemoryTasks:
                 self._records.pop(task_id, None)
                 self._logs.pop(task_id, None)
                 self._outbox.pop(task_id, None)
+                self._young.pop(task_id, None)
+
+    def _compact(self, key: str) -> None:
+        """Keep the settled task under ``key`` as a blob from now on."""
+        del self._young[key]
+        record = self._records[key]
+        assert isinstance(record, TaskRecord), "a young task is kept as objects"
+        blob = _compact.encode(record, self._logs[key], _CREATED)
+        if blob is not None:  # else a value it holds has no compact form: kept as it is
+            self._records[key] = blob
+            del self._logs[key]
 
     def _index(self, record: TaskRecord) -> None:
-        key = (record.updated_at, record.id)
+        key = (_micros(record.updated_at), record.id)
         owner = record.owner
         self._owners.setdefault(owner, _SortedIndex()).add(key)
         contexts = self._contexts.setdefault(owner, {})
         keys = contexts.get(record.task.context_id)
         if keys is None:
-            contexts[record.task.context_id] = [key]  # exactly one slot: most contexts stay so
+            contexts[record.task.context_id] = record.id  # alone: most contexts stay so
+        elif isinstance(keys, str):
+            contexts[record.task.context_id] = sorted((self._key(keys), key))
         else:
             bisect.insort(keys, key)
         if record.state.terminal:
@@ -386,7 +479,7 @@ class MemoryTasks:
             del self._messages[record.owner]
 
     def _unindex(self, record: TaskRecord) -> None:
-        key = (record.updated_at, record.id)
+        key = (_micros(record.updated_at), record.id)
         owner, context_id = record.owner, record.task.context_id
         index = self._owners[owner]
         index.remove(key)
@@ -394,8 +487,11 @@ class MemoryTasks:
             del self._owners[owner]
         contexts = self._contexts[owner]
         keys = contexts[context_id]
-        del keys[bisect.bisect_left(keys, key)]
-        if not keys:
+        if isinstance(keys, list):
+            del keys[bisect.bisect_left(keys, key)]
+            if len(keys) == 1:
+                contexts[context_id] = keys[0][1]
+        else:
             del contexts[context_id]
             if not contexts:
                 del self._contexts[owner]
@@ -403,46 +499,71 @@ class MemoryTasks:
             self._terminal.remove(key)
 
     def _log(self, query: LogQuery) -> tuple[LoggedEvent, ...]:
-        record = self._records.get(query.task_id)
+        record, log = self._stored(query.task_id)
         if record is None:
             return ()  # a task's log goes with it
-        events = self._logs[query.task_id][query.after : query.after + query.limit]
-        return tuple(
-            LoggedEvent(query.after + n, _creation(record) if event is _CREATED else event)
-            for n, event in enumerate(events, 1)
-        )
+        return _logged(record, log, query.after, query.limit)
 
     def _expired(self, query: ExpiryQuery) -> Expired:
-        keys, after = self._terminal.oldest(query.before, query.limit)
-        records = tuple(self._records[task_id] for _, task_id in keys)
-        return Expired(records, after[0] if after else None)
+        keys, after = self._terminal.oldest(_micros(query.before), query.limit)
+        records = tuple(self._record(task_id) for _, task_id in keys)
+        return Expired(records, self._record(after[1]).updated_at if after else None)
 
     def _page(self, query: ListQuery) -> Page:
         index: _SortedIndex | _ContextKeys | None = self._owners.get(query.owner)
         if query.context_id:
             keys = self._contexts.get(query.owner, {}).get(query.context_id)
-            index = _ContextKeys(keys) if keys else None
+            if keys is not None:
+                index = _ContextKeys(keys if isinstance(keys, list) else [self._key(keys)])
+            else:
+                index = None
         if index is None:
             return Page((), 0, None)
-        cursor = (query.cursor.updated_at, query.cursor.task_id) if query.cursor else None
+        cursor = (_micros(query.cursor.updated_at), query.cursor.task_id) if query.cursor else None
+        since = _micros(query.updated_since) if query.updated_since is not None else None
         if query.state is None:
             # Only the time filter applies: the index answers the count directly.
-            total = index.count_since(query.updated_since)
-            keys = index.newest_first(cursor, query.updated_since, query.page_size + 1)
-            records = [self._records[task_id] for _, task_id in keys]
+            total = index.count_since(since)
+            keys = index.newest_first(cursor, since, query.page_size + 1)
+            records = [self._record(task_id) for _, task_id in keys]
         else:
+            # The state is read from a blob's head: only the page's records are decoded.
             matching = [
-                self._records[task_id]
-                for _, task_id in index.newest_first(None, query.updated_since)
-                if self._records[task_id].state is query.state
+                key for key in index.newest_first(None, since) if self._state(key[1]) is query.state
             ]
             total = len(matching)
-            records = [r for r in matching if cursor is None or (r.updated_at, r.id) < cursor]
+            after = [key for key in matching if cursor is None or key < cursor]
+            records = [self._record(task_id) for _, task_id in after[: query.page_size + 1]]
         page = records[: query.page_size]
         more = len(records) > query.page_size
         last = page[-1] if page else None
         next_cursor = Cursor(last.updated_at, last.id) if more and last else None
         return Page(tuple(page), total, next_cursor)
+
+    def _record(self, key: str) -> TaskRecord:
+        """The record an index holds the key of."""
+        record = self._get(key)
+        assert record is not None, "an index holds only stored tasks"
+        return record
+
+    def _key(self, task_id: str) -> _Key:
+        """The index key of the task stored under ``task_id``."""
+        return (_micros(self._record(task_id).updated_at), task_id)
+
+    def _state(self, key: str) -> TaskState:
+        """The state of the task stored under ``key`` (indexed), read without decoding a blob."""
+        entry = self._records[key]
+        return _compact.state_of(entry) if type(entry) is bytes else entry.state  # type: ignore[union-attr]
+
+
+def _logged(
+    record: TaskRecord, log: Sequence[StreamEvent], after: int, limit: int
+) -> tuple[LoggedEvent, ...]:
+    """Up to ``limit`` events of ``record``'s ``log`` after number ``after``."""
+    return tuple(
+        LoggedEvent(after + n, _creation(record) if event is _CREATED else event)
+        for n, event in enumerate(log[after : after + limit], 1)
+    )
 
 
 #: Stands in a log for its first event, the task as it was created: that can be rebuilt from
@@ -460,6 +581,13 @@ def _creation(record: TaskRecord) -> Task:
 
 def _is_creation(logged: LoggedEvent, record: TaskRecord) -> bool:
     return logged.seq == 1 and isinstance(logged.event, Task) and logged.event == _creation(record)
+
+
+def _micros(moment: datetime) -> int:
+    """``moment`` in microseconds since 1970 (a time without a zone taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return (moment - _EPOCH) // _MICRO
 
 
 def _index_key(record: TaskRecord) -> tuple[object, ...]:

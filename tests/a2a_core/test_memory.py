@@ -14,37 +14,60 @@ from hypothesis import strategies as st
 
 from a2a_core import (
     AgentContext,
+    Artifact,
     Message,
     Part,
     Role,
+    StreamEvent,
     Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    _compact,
     input_required,
     text_artifact,
 )
-from a2a_core._memory import _CREATED, _SortedIndex
+from a2a_core._memory import _CREATED, _micros, _SortedIndex
 from a2a_core.errors import UsageError
-from a2a_core.store import Delete, LoggedEvent, LogQuery, MemoryTasks, Owner, Put, Reads, TaskRecord
-from a2a_core.testing import Driver
+from a2a_core.store import (
+    Delete,
+    ExpiryQuery,
+    ListQuery,
+    LoggedEvent,
+    LogQuery,
+    MemoryTasks,
+    MessageKey,
+    OutboxQuery,
+    Owner,
+    Put,
+    Reads,
+    RunningQuery,
+    TaskRecord,
+)
+from a2a_core.testing import Driver, strategies
 from a2a_core.transport import ANONYMOUS
+from tests.a2a_core.test_stored import records
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 ANONYMOUS_OWNER = Owner(ANONYMOUS.principal)
 
-Key = tuple[datetime, str]
+#: The indexes' keys: (status time in microseconds, task id).
+Key = tuple[int, str]
 
-keys = st.builds(
-    lambda seconds, name: (EPOCH + timedelta(seconds=seconds), name),
-    st.integers(0, 40),
-    st.sampled_from("abcdefgh"),
-)
+keys = st.tuples(st.integers(0, 40), st.sampled_from("abcdefgh"))
 operations = st.lists(st.tuples(st.booleans(), keys), max_size=200)
 
 
 class TinyBlocks(_SortedIndex):
     LOAD = 2
+
+
+class Compacting(MemoryTasks):
+    """A store that compacts every task as soon as it settles."""
+
+    YOUNG = 0
 
 
 def build(ops: list[tuple[bool, Key]]) -> tuple[_SortedIndex, list[Key]]:
@@ -68,7 +91,7 @@ def test_the_index_answers_as_a_sorted_list(
 ) -> None:
     index, reference = build(ops)
     assert len(index) == len(reference)
-    floor = EPOCH + timedelta(seconds=since) if since is not None else None
+    floor = since
     expected = [
         k
         for k in reversed(reference)
@@ -90,7 +113,7 @@ def test_the_index_answers_as_a_sorted_list(
 
 def test_blocks_split_and_empty_blocks_go() -> None:
     index = TinyBlocks()
-    added = [(EPOCH + timedelta(seconds=n), "t") for n in range(50)]
+    added = [(n, "t") for n in range(50)]
     for key in added:
         index.add(key)
     assert len(index._blocks) > 10
@@ -104,7 +127,7 @@ def test_blocks_split_and_empty_blocks_go() -> None:
 def test_an_index_may_be_small_or_empty(count: int) -> None:
     index = TinyBlocks()
     for n in range(count):
-        index.add((EPOCH + timedelta(seconds=n), "t"))
+        index.add((n, "t"))
     assert len(index.newest_first(None, None)) == count
     assert index.count_since(None) == count
 
@@ -114,7 +137,7 @@ def test_a_logged_creation_is_rebuilt_from_the_record_not_kept() -> None:
     first = Message("m-1", Role.USER, (Part(text="hi"),), context_id="c", task_id="t")
     created = Task("t", TaskStatus(TaskState.SUBMITTED, timestamp=EPOCH), "c", history=(first,))
     record = TaskRecord(created, Owner("alice"), 1, EPOCH, run=1, running=True, seq=1)
-    tasks = MemoryTasks()
+    tasks = Compacting()
     assert tasks.commit([Put(record, 0, (LoggedEvent(1, created),))])
     # The task moves on: more history, an artifact, another state.
     later = Task(
@@ -127,7 +150,8 @@ def test_a_logged_creation_is_rebuilt_from_the_record_not_kept() -> None:
     done = TaskRecord(later, Owner("alice"), 2, EPOCH, run=1, seq=2)
     status = LoggedEvent(2, TaskStatusUpdateEvent("t", "c", later.status))
     assert tasks.commit([Put(done, 1, (status,))])
-    assert tasks._logs["t"][0] is _CREATED  # kept as a marker, not a copy
+    # Kept as a marker, not a copy, in the settled task's blob.
+    assert _compact.decode(tasks._records["t"], _CREATED)[1][0] is _CREATED  # type: ignore[arg-type]
     log = tasks.read(Reads(task_id="t", log=LogQuery("t", 0))).log
     assert [e.seq for e in log] == [1, 2]
     assert log[0].event == created
@@ -142,11 +166,11 @@ def test_a_first_event_that_is_not_the_creation_is_kept_as_it_is() -> None:
     assert tasks.read(Reads(task_id="t", log=LogQuery("t", 0))).log[0].event == odd
 
 
-def test_a_log_grows_as_a_list_until_its_task_ends_and_then_rests_as_a_tuple() -> None:
+def test_a_log_grows_as_a_list_until_its_task_ends_and_then_rests_in_its_blob() -> None:
     # A task waiting for input gets more events with its next turn: turning its log into a
     # tuple at every turn would copy the whole log each time (a long conversation's turns would
-    # cost more and more). Only a finished task's log rests as a tuple.
-    tasks = MemoryTasks()
+    # cost more and more). Only a settled task's log rests, encoded with its record.
+    tasks = Compacting()
     states = [TaskState.WORKING] * 3 + [TaskState.INPUT_REQUIRED, TaskState.WORKING]
     states.append(TaskState.COMPLETED)
     for version, state in enumerate(states, 1):
@@ -156,9 +180,13 @@ def test_a_log_grows_as_a_list_until_its_task_ends_and_then_rests_as_a_tuple() -
         record = TaskRecord(Task("t", status, "c"), Owner("a"), version, EPOCH, running=running)
         log_before = tasks._logs.get("t")
         assert tasks.commit([Put(record, version - 1, (event,))])
+        if state.terminal:
+            assert "t" not in tasks._logs
+            assert type(tasks._records["t"]) is bytes
+            continue
         log = tasks._logs["t"]
-        assert isinstance(log, tuple if state.terminal else list), state
-        if isinstance(log_before, list) and not state.terminal:
+        assert isinstance(log, list), state
+        if isinstance(log_before, list):
             assert log is log_before, "a growing log is extended, not copied"
     found = tasks.read(Reads(task_id="t", log=LogQuery("t", 1))).log
     assert [e.seq for e in found] == [2, 3, 4, 5, 6]
@@ -212,7 +240,7 @@ def test_a_turn_of_a_long_conversation_touches_as_many_message_ids_as_the_first(
     early = touched_by_a_turn()
     for _ in range(300):
         touched_by_a_turn()
-    assert len(tasks._records[task_id].messages) == 302
+    assert len(tasks._record(task_id).messages) == 302
     assert touched_by_a_turn() == early <= 3
 
 
@@ -244,3 +272,224 @@ def test_a_task_without_message_ids_comes_and_goes() -> None:
     assert tasks._messages == {}
     assert tasks.commit([Delete("t", 1)])
     assert len(tasks) == 0
+
+
+# --- settled tasks, kept compact ----------------------------------------------------------------
+
+
+def log_of(task: Task, *events: object) -> tuple[LoggedEvent, ...]:
+    """``events`` numbered from 1, as a Put logs them."""
+    return tuple(LoggedEvent(n, event) for n, event in enumerate(events, 1))  # type: ignore[arg-type]
+
+
+@settings(max_examples=200)
+@given(record=records(), log=st.lists(strategies.stream_events(), max_size=4))
+def test_a_settled_task_and_its_log_decode_to_what_was_encoded(
+    record: TaskRecord, log: list[StreamEvent]
+) -> None:
+    logged = (_CREATED, *log)
+    blob = _compact.encode(record, logged, _CREATED)
+    assert blob is not None, "every value a record holds has a compact form"
+    assert _compact.decode(blob, _CREATED) == (record, logged)
+    assert _compact.decode(blob, _CREATED)[1][0] is _CREATED
+    assert _compact.decode_record(blob) == record
+    assert _compact.state_of(blob) is record.state
+    assert _compact.version_of(blob) == record.version
+
+
+def settled(task_id: str, context_id: str, seconds: int, version: int = 3) -> TaskRecord:
+    """A completed echo task, as a blocking send leaves it."""
+    when = EPOCH + timedelta(seconds=seconds)
+    message = Message(f"m-{task_id}", Role.USER, (Part(text="hi"),), context_id, task_id)
+    status = TaskStatus(TaskState.COMPLETED, timestamp=when)
+    artifact = text_artifact("hi", artifact_id="echo")
+    task = Task(task_id, status, context_id, artifacts=(artifact,), history=(message,))
+    messages = ((message.message_id, f"print-{task_id}"),)
+    return TaskRecord(task, Owner("alice"), version, EPOCH, run=1, seq=3, messages=messages)
+
+
+def settle(tasks: MemoryTasks, record: TaskRecord) -> tuple[LoggedEvent, ...]:
+    """Commit ``record`` in three Puts (created, artifact, completed) as the core does."""
+    task = record.task
+    created = Task(
+        task.id,
+        TaskStatus(TaskState.SUBMITTED, timestamp=record.created_at),
+        task.context_id,
+        history=task.history[:1],
+    )
+    artifact = TaskArtifactUpdateEvent(task.id, task.context_id, task.artifacts[0], index=0)
+    done = TaskStatusUpdateEvent(task.id, task.context_id, task.status)
+    log = log_of(task, created, artifact, done)
+    first = attrs.evolve(record, task=created, version=1, running=True, seq=1)
+    working = attrs.evolve(
+        first, version=2, seq=2, task=attrs.evolve(created, artifacts=(artifact.artifact,))
+    )
+    assert tasks.commit([Put(first, 0, log[:1])])
+    assert tasks.commit([Put(working, 1, log[1:2])])
+    assert tasks.commit([Put(record, 2, log[2:])])
+    return log
+
+
+@pytest.mark.parametrize("young", [0, 5, 256])
+def test_a_settled_task_reads_back_equal_by_id_message_listing_log_and_expiry(young: int) -> None:
+    tasks = Compacting()
+    tasks.YOUNG = young
+    records = [settled(f"t-{n}", f"c-{n % 3}", n) for n in range(12)]
+    logs = {r.id: settle(tasks, r) for r in records}
+    compact = [type(tasks._records[r.id]) is bytes for r in records]
+    assert compact == [n < 12 - young for n in range(12)], "all but the latest: compact"
+    assert set(tasks._logs) == {r.id for r in records[12 - min(young, 12) :]}
+    for record in records:
+        message = MessageKey(record.owner, record.messages[0][0])
+        snapshot = tasks.read(Reads(task_id=record.id, message=message, log=LogQuery(record.id, 0)))
+        assert snapshot.task == record
+        assert snapshot.by_message == record
+        assert snapshot.log == logs[record.id]
+        assert tasks.read(Reads(log=LogQuery(record.id, 1, 1))).log == logs[record.id][1:2]
+    owner = Owner("alice")
+    page = tasks.read(Reads(listing=ListQuery(owner, page_size=5))).page
+    assert page is not None
+    assert page.records == tuple(records[::-1][:5])
+    assert page.total == 12
+    assert page.next is not None
+    rest = tasks.read(Reads(listing=ListQuery(owner, page_size=20, cursor=page.next))).page
+    assert rest is not None
+    assert rest.records == tuple(records[::-1][5:])
+    in_context = tasks.read(Reads(listing=ListQuery(owner, 20, context_id="c-1"))).page
+    assert in_context is not None
+    assert in_context.records == tuple(records[10::-3])
+    done = ListQuery(owner, state=TaskState.COMPLETED, page_size=3)
+    by_state = tasks.read(Reads(listing=done)).page
+    assert by_state is not None
+    assert by_state.records == tuple(records[:-4:-1])
+    assert by_state.total == 12
+    expiry = ExpiryQuery(EPOCH + timedelta(seconds=2), limit=3)
+    expired = tasks.read(Reads(expiry=expiry)).expired
+    assert expired is not None
+    assert expired.records == tuple(records[:3])
+    assert expired.next_at == records[3].updated_at
+    # The sweep deletes them: their message ids, index entries and blobs go with them.
+    assert tasks.commit([Delete(r.id, r.version) for r in expired.records])
+    assert not tasks.commit([Delete(records[3].id, 2)]), "a settled task's version still counts"
+    assert len(tasks) == 9
+    for record in records[:3]:
+        gone = tasks.read(
+            Reads(task_id=record.id, message=MessageKey(owner, record.messages[0][0]))
+        )
+        assert gone.task is None
+        assert gone.by_message is None
+    after = tasks.read(Reads(listing=ListQuery(owner, page_size=20))).page
+    assert after is not None
+    assert after.records == tuple(records[:2:-1])
+    # A context left with one task keeps its id alone; one with more, a sorted list of keys.
+    assert tasks._contexts[owner]["c-0"] == [index_key(records[n]) for n in (3, 6, 9)]
+    assert tasks.commit([Delete(records[n].id, 3) for n in (3, 6)])
+    assert tasks._contexts[owner]["c-0"] == records[9].id
+    alone = tasks.read(Reads(listing=ListQuery(owner, 20, context_id="c-0"))).page
+    assert alone is not None
+    assert alone.records == (records[9],)
+
+
+def index_key(record: TaskRecord) -> tuple[int, str]:
+    return (_micros(record.updated_at), record.id)
+
+
+def test_a_settled_task_written_again_is_decoded_changed_and_kept_compact() -> None:
+    # A push config set on a finished task, or a run that ends after its task was canceled:
+    # rare writes to a settled task, which must see (and keep) its record and log.
+    tasks = Compacting()
+    record = settled("t", "c", 1)
+    log = settle(tasks, record)
+    config = TaskPushNotificationConfig("https://hook.example.com", id="p", task_id="t")
+    changed = attrs.evolve(record, version=4, push_configs=(config,))
+    assert tasks.commit([Put(changed, 3)])
+    assert type(tasks._records["t"]) is bytes
+    snapshot = tasks.read(Reads(task_id="t", log=LogQuery("t", 0)))
+    assert snapshot.task == changed
+    assert snapshot.log == log
+    note = TaskStatusUpdateEvent("t", "c", record.task.status, metadata={"late": True})
+    later = attrs.evolve(changed, version=5, seq=4)
+    assert tasks.commit([Put(later, 4, (LoggedEvent(4, note),), outbox=(("p", 4),))])
+    owed = tasks.read(Reads(outbox=OutboxQuery(10))).outbox
+    assert [(p.record, p.config_id, p.event) for p in owed] == [(later, "p", LoggedEvent(4, note))]
+    assert tasks.read(Reads(log=LogQuery("t", 3))).log == (LoggedEvent(4, note),)
+
+
+def test_a_task_holding_a_value_with_no_compact_form_is_kept_as_it_is() -> None:
+    # An agent may put any object in a part's data; the store must give back what it got.
+    tasks = Compacting()
+    odd = attrs.evolve(settled("t", "c", 1), version=1)
+    data = Part(data=frozenset({1, 2}))
+    odd = attrs.evolve(odd, task=attrs.evolve(odd.task, artifacts=(Artifact("x", (data,)),)))
+    assert tasks.commit([Put(odd, 0)])
+    assert tasks._records["t"] is odd
+    assert tasks.read(Reads(task_id="t")).task == odd
+    assert tasks.read(Reads(listing=ListQuery(Owner("alice"), 20, state=TaskState.COMPLETED))).page
+
+
+def test_a_running_task_is_not_compacted_even_when_terminal() -> None:
+    # Recovery after a restart scans for running tasks: a blob would have to be decoded there.
+    tasks = Compacting()
+    record = attrs.evolve(settled("t", "c", 1), version=1, running=True)
+    assert tasks.commit([Put(record, 0)])
+    assert tasks._records["t"] is record
+    assert tasks.read(Reads(running=RunningQuery(10))).running == (record,)
+    assert tasks.commit([Put(attrs.evolve(record, version=2, running=False), 1)])
+    assert isinstance(tasks._records["t"], bytes)
+    assert tasks.read(Reads(running=RunningQuery(10))).running == ()
+
+
+def test_the_latest_settled_tasks_stay_objects_until_newer_ones_push_them_out() -> None:
+    # The tasks read and written most are those just settled: they are compacted only once
+    # YOUNG newer ones have settled, oldest first; a task written again is young again.
+    tasks = MemoryTasks()
+    tasks.YOUNG = 2
+    first, second, third = (settled(f"t-{n}", "c", n) for n in range(3))
+    settle(tasks, first)
+    settle(tasks, second)
+    assert tasks._records["t-0"] is first
+    assert tasks._records["t-1"] is second
+    config = TaskPushNotificationConfig("https://hook.example.com", id="p", task_id="t-0")
+    again = attrs.evolve(first, version=4, push_configs=(config,))
+    assert tasks.commit([Put(again, 3)])
+    assert list(tasks._young) == ["t-1", "t-0"]
+    log = settle(tasks, third)
+    assert list(tasks._young) == ["t-0", "t-2"]
+    assert isinstance(tasks._records["t-1"], bytes)
+    assert "t-1" not in tasks._logs
+    assert tasks.read(Reads(task_id="t-1")).task == second
+    assert tasks.read(Reads(log=LogQuery("t-2", 0))).log == log
+    assert tasks.commit([Delete("t-0", 4)])
+    assert list(tasks._young) == ["t-2"]
+    tasks.clear()
+    assert tasks._young == {}
+
+
+def test_a_listing_by_state_decodes_only_the_records_of_its_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The state filter reads each blob's head; decoding every matching task would make a
+    # listing of a store holding many settled tasks cost a decode per task.
+    tasks = Compacting()
+    records = [settled(f"t-{n:02}", f"c-{n}", n) for n in range(30)]
+    for record in records:
+        settle(tasks, record)
+    decoded: list[bytes] = []
+    decode_record = _compact.decode_record
+
+    def counting(blob: bytes) -> TaskRecord:
+        decoded.append(blob)
+        return decode_record(blob)
+
+    monkeypatch.setattr(_compact, "decode_record", counting)
+    query = ListQuery(Owner("alice"), 5, state=TaskState.COMPLETED)
+    page = tasks.read(Reads(listing=query)).page
+    assert page is not None
+    assert page.records == tuple(records[:-6:-1])
+    assert page.total == 30
+    assert len(decoded) == 6  # the page and the one that says another page follows
+    decoded.clear()
+    following = tasks.read(Reads(listing=attrs.evolve(query, cursor=page.next))).page
+    assert following is not None
+    assert following.records == tuple(records[-6:-11:-1])
+    assert len(decoded) == 6
