@@ -500,6 +500,18 @@ def store_ours(count: int) -> dict[str, Any]:
     return asyncio.run(_ours_figures(store, records, fill))
 
 
+async def fill_in_batches(store: Any, records: list[Any], filled: dict[str, Any]) -> None:
+    """Store ``records`` as new tasks, :data:`FILL_BATCH` to a commit (one transaction each on
+    SQLite, rather than one fsync a task), noting the seconds it took in ``filled``."""
+    from a2a_core.store import Put
+
+    started = time.perf_counter()
+    for first in range(0, len(records), FILL_BATCH):
+        batch = records[first : first + FILL_BATCH]
+        assert await store.commit([Put(r, 0) for r in batch])
+    filled["fill_seconds"] = time.perf_counter() - started
+
+
 def _disk_bytes(path: Path) -> int:
     """Bytes of a closed SQLite file and whatever journal or log it left beside it."""
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
@@ -512,7 +524,6 @@ def sqlite_ours(count: int, synchronous: str, ops: int) -> dict[str, Any]:
     transaction each; a commit takes any number of writes), so the 100,000 rows take seconds
     rather than one fsync each."""
     from a2a_adapters.stores import SqliteStore
-    from a2a_core.store import Put
 
     records = _ours_records(count)
     with tempfile.TemporaryDirectory(prefix="a2a-bench-") as folder:
@@ -522,14 +533,11 @@ def sqlite_ours(count: int, synchronous: str, ops: int) -> dict[str, Any]:
         empty = _disk_bytes(path)
         store = SqliteStore(path, synchronous=synchronous)
 
-        async def fill() -> None:
-            started = time.perf_counter()
-            for first in range(0, count, FILL_BATCH):
-                batch = records[first : first + FILL_BATCH]
-                assert await store.commit([Put(r, 0) for r in batch])
-            filled["fill_seconds"] = time.perf_counter() - started
-
         filled: dict[str, Any] = {}
+
+        async def fill() -> None:
+            await fill_in_batches(store, records, filled)
+
         try:
             result = asyncio.run(_ours_figures(store, records, fill, ops))
         finally:

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.inprocess import (
-    FILL_BATCH,
     ROUNDS,
     _ours_figures,
     _ours_records,
     _send_body,
+    fill_in_batches,
 )
 
 SIZES = (1_000, 100_000, 1_000_000)
@@ -77,7 +77,6 @@ async def _send_latency(store: Any, sends: int) -> float:
 def measure(store_name: str, count: int, sends: int, ops: int) -> dict[str, Any]:
     """One store holding ``count`` settled tasks: its figures (run in a process of its own)."""
     from a2a_adapters.stores import MemoryStore, SqliteStore
-    from a2a_core.store import Put
 
     records = _ours_records(count)
     with tempfile.TemporaryDirectory(prefix="a2a-scaling-") as folder:
@@ -89,11 +88,7 @@ def measure(store_name: str, count: int, sends: int, ops: int) -> dict[str, Any]
         filled: dict[str, float] = {}
 
         async def fill() -> None:
-            started = time.perf_counter()
-            for first in range(0, count, FILL_BATCH):
-                batch = records[first : first + FILL_BATCH]
-                assert await store.commit([Put(r, 0) for r in batch])
-            filled["fill_seconds"] = time.perf_counter() - started
+            await fill_in_batches(store, records, filled)
 
         async def run() -> dict[str, Any]:
             figures = await _ours_figures(store, records, fill, ops)
