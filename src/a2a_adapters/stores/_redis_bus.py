@@ -165,9 +165,7 @@ class RedisBus:
     async def _listen(self, pubsub: Any, ring: Ring) -> None:
         me = self._store.replica.encode()
         while True:
-            message = await pubsub.get_message(ignore_subscribe_messages=True)
-            if message is None or message["type"] != "message":
-                continue
+            message = await pubsub.get_message()
             channel, data = _text(message["channel"]), message["data"]
             task_key = self._tasks.get(channel)
             if task_key is None:

@@ -89,12 +89,11 @@ class PubSubConnection:
         username: str = "",
         password: str = "",
         ssl: SSLContext | None = None,
-        server_hostname: str | None = None,
         timeout: float = 5.0,
     ) -> None:
         self._host, self._port, self._unix_path = host, port, unix_path
         self._login = (username, password)
-        self._ssl, self._server_hostname = ssl, server_hostname
+        self._ssl = ssl
         self._timeout = timeout
         self._stream: anyio.abc.ByteStream | None = None
         self._buffer = bytearray()
@@ -110,7 +109,6 @@ class PubSubConnection:
                     self._host,
                     self._port,
                     ssl_context=self._ssl,
-                    tls_hostname=self._server_hostname,
                     tls=True,
                     # Redis may close without TLS's close_notify: the stream ends there anyway.
                     tls_standard_compatible=False,
@@ -118,15 +116,21 @@ class PubSubConnection:
             else:
                 stream = await anyio.connect_tcp(self._host, self._port)
             self._stream = stream
-            username, password = self._login
-            if password:
-                words = [b"AUTH", *([username.encode()] if username else []), password.encode()]
-                await stream.send(_command(*words))
-                reply = await self._read()
-                if isinstance(reply, RespError):
-                    await stream.aclose()
-                    raise reply
+            try:
+                await self._log_in()
+            except BaseException:
+                await self.__aexit__(None, None, None)  # refused or silent: not left open
+                raise
         return self
+
+    async def _log_in(self) -> None:
+        username, password = self._login
+        if password:
+            words = [b"AUTH", *([username.encode()] if username else []), password.encode()]
+            await self._connected().send(_command(*words))
+            reply = await self._read()
+            if isinstance(reply, RespError):
+                raise reply
 
     async def __aexit__(
         self,
@@ -162,9 +166,9 @@ class PubSubConnection:
             for wait in waits:
                 await wait.wait()
 
-    async def get_message(self, ignore_subscribe_messages: bool = True) -> dict[str, Any] | None:
-        """The next message published on a subscribed channel (confirmations of subscriptions
-        are noted, and returned only when not ``ignore_subscribe_messages``)."""
+    async def get_message(self) -> dict[str, Any]:
+        """The next message published on a subscribed channel (the confirmations of
+        subscriptions it reads on the way are noted, not returned)."""
         while True:
             reply = await self._read()
             if isinstance(reply, RespError):
@@ -178,8 +182,6 @@ class PubSubConnection:
                 confirmed = self._confirmed.pop(channel, None)
                 if confirmed is not None:
                     confirmed.set()
-            if not ignore_subscribe_messages:
-                return {"type": kind.decode(), "channel": channel, "data": data}
 
     def _connected(self) -> anyio.abc.ByteStream:
         if self._stream is None:

@@ -2,6 +2,7 @@
 ``redis-server`` reached as the store reaches it (TCP, a Unix socket, a password, TLS), on
 both loops, with coredis publishing as the store's scripts do."""
 
+import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -81,9 +82,7 @@ async def listening(url: str) -> AsyncIterator[tuple[PubSubConnection, list[dict
 
         async def gather() -> None:
             while True:
-                message = await subscriber.get_message()
-                assert message is not None
-                got.append(message)
+                got.append(await subscriber.get_message())
 
         group.start_soon(gather)
         yield subscriber, got
@@ -152,6 +151,27 @@ def test_a_wrong_password_is_refused_with_redis_own_words(server: RedisServer) -
                 pass
 
     anyio.run(scenario)
+
+
+def test_a_redis_that_never_answers_the_login_is_let_go() -> None:
+    # A server that takes the connection and says nothing: the subscriber gives up within its
+    # timeout and closes its side (the bus then tries again), rather than keep the socket open.
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        connection = PubSubConnection(port=port, password="s3cret", timeout=0.3)
+
+        async def scenario() -> None:
+            with pytest.raises(TimeoutError):
+                async with connection:
+                    pass
+
+        anyio.run(scenario)
+        accepted, _ = silent.accept()  # (the kernel took it; the test had not)
+        with accepted:
+            accepted.settimeout(2)
+            assert accepted.recv(100).startswith(b"*2\r\n$4\r\nAUTH")
+            assert accepted.recv(100) == b""  # closed, though the object is still held here
+        assert connection is not None
 
 
 @pytest.mark.parametrize("loop", LOOPS)
