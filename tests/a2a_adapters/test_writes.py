@@ -9,8 +9,12 @@ are read apart, so a client's first read tells.
 
 import json
 import socket
+import threading
 from urllib.parse import urlsplit
 
+import anyio
+
+from a2a_core import AgentContext
 from examples import echo
 from tests import servers
 from tests.servers import running_server
@@ -51,15 +55,9 @@ def test_a_whole_answer_goes_out_in_one_write(adapter: servers.Adapter) -> None:
 def test_a_stream_s_head_and_first_event_do_not_wait_for_more(adapter: servers.Adapter) -> None:
     # A stream's writes are not held past their turn: its head and first event arrive while
     # the task still runs (the agent waits until the test has read them).
-    import threading
-
-    from a2a_core import AgentContext
-
     release = threading.Event()
 
     async def agent(ctx: AgentContext) -> str:
-        import anyio
-
         with anyio.fail_after(10):
             while not release.is_set():  # noqa: ASYNC110  a thread's Event; the test sets it
                 await anyio.sleep(0.01)

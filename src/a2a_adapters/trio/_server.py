@@ -26,6 +26,7 @@ give a handler of its own, or none), so they reach Python logging with their tra
 
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from contextlib import suppress
 from contextvars import ContextVar
 from functools import partial
 from typing import Any, cast
@@ -269,12 +270,19 @@ class _Watched(trio.abc.HalfCloseableStream):
 
     async def aclose(self) -> None:
         try:
-            with trio.CancelScope(shield=True), trio.move_on_after(1.0):
-                await self.flush()  # (a response that asked to close the connection after it)
-        except trio.BrokenResourceError:
-            pass
+            await self.flush_at_the_end()  # (a response that asked to close the connection)
         finally:
             await self._stream.aclose()
+
+    async def flush_at_the_end(self) -> None:
+        """:meth:`flush` at the end of a response or of the connection, even if cancelled: if
+        the connection is gone by then, what was held goes with it (nothing to fail for)."""
+        with (
+            trio.CancelScope(shield=True),
+            trio.move_on_after(1.0),
+            suppress(trio.BrokenResourceError, trio.ClosedResourceError),
+        ):
+            await self.flush()
 
 
 class _Connection(TCPServer):
@@ -348,8 +356,7 @@ class _RequestLimits:
             try:
                 return await self._limited(scope, receive, send)
             finally:
-                with trio.CancelScope(shield=True):
-                    await watched.flush()
+                await watched.flush_at_the_end()  # (an application that failed half-way)
         return await self._limited(scope, receive, send)
 
     async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
