@@ -33,7 +33,7 @@ import coredis
 import sniffio
 from anyio.lowlevel import RunVar
 from coredis.commands.script import Script
-from coredis.exceptions import RedisError
+from coredis.exceptions import NoScriptError, RedisError
 from coredis.patterns.pubsub import PubSub
 from coredis.retry import NoRetryPolicy
 
@@ -284,11 +284,22 @@ class RedisStore:
 
     async def _run(self, script: str, arguments: list[str | int]) -> Any:
         link = await self._link()
-        return await self._call(link.scripts[script](keys=[], args=arguments))
+        # EVALSHA itself, not coredis's Script call: that wraps the request twice (a retry on
+        # NOSCRIPT, a transform), each a new request that re-reads every argument, about a
+        # third of a commit's client time. NOSCRIPT (a Redis restarted, its script cache
+        # empty) means the script did not run, so loading it and sending again is safe.
+        source = link.scripts[script]
+        try:
+            return await self._call(link.client.evalsha(source.sha, args=arguments))
+        except NoScriptError:
+            await self._call(link.client.script_load(source.script))
+            return await self._call(link.client.evalsha(source.sha, args=arguments))
 
     async def _call(self, request: Any) -> Any:
         try:
             return await request
+        except NoScriptError:
+            raise
         except RedisError as error:
             message = str(error)
             if message.startswith("A2A_USAGE "):
@@ -311,7 +322,8 @@ class RedisStore:
             link = _Link(self)
             self._links.set(link)
             link.start()
-        await link.ready.wait()
+        if not link.ready.is_set():  # waiting on a set event would still yield to the loop
+            await link.ready.wait()
         if link.ended:
             raise StoreUnavailable(f"the task store {self.where} failed: {link.error}")
         return link

@@ -9,6 +9,7 @@ real ``redis-server`` (the session's, each under a prefix of its own, or one of 
 kills or restarts it).
 """
 
+import hashlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ import coredis
 import pytest
 
 from a2a_adapters.stores import RedisStore, StoreUnavailable, open_store
+from a2a_adapters.stores._redis_lua import COMMIT
 from a2a_core import TaskPushNotificationConfig, TaskState
 from a2a_core.errors import UsageError
 from a2a_core.store import (
@@ -249,6 +251,38 @@ def test_a_callers_mistake_is_a_usage_error_and_writes_nothing(redis_url: str) -
 
 
 # --- replicas: runs and notifications are taken over only from a replica whose lease lapsed ----
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_calls_load_their_scripts_again_when_redis_forgot_them(loop: str) -> None:
+    """A Redis restarted without its script cache (or told ``SCRIPT FLUSH``) answers NOSCRIPT:
+    the store loads the script and sends the call again (the script did not run), and the
+    commit is applied once."""
+
+    async def scenario(url: str) -> None:
+        store = RedisStore(url, prefix=unique_prefix())
+        try:
+            first = record("t1")
+            assert await store.commit([Put(first, 0)])
+            async with raw(url) as client:
+                await client.script_flush()
+                assert await client.script_exists([_commit_sha()]) == (False,)
+            assert await store.commit([Put(bump(first), 1)])
+            found = await store.read(Reads(task_id="t1"))
+            assert found.task is not None
+            assert found.task.version == 2
+            async with raw(url) as client:
+                assert await client.script_exists([_commit_sha()]) == (True,)
+        finally:
+            await store.aclose()
+
+    with RedisServer() as redis:
+        anyio.run(scenario, redis.url, backend=loop)
+
+
+def _commit_sha() -> str:
+    # Redis names a script by the SHA-1 of its source (no security rests on it).
+    return hashlib.sha1(COMMIT.encode()).hexdigest()  # noqa: S324
 
 
 @pytest.mark.parametrize("loop", LOOPS)
