@@ -218,7 +218,7 @@ _WBITS = -15  # a raw deflate stream: no header or checksum, the bytes never lea
 #: Deflate's effort: the fastest level finds nearly every match a settled task holds (most of it
 #: is in the preset dictionary), for a fraction of the time of the best one.
 _LEVEL = 6
-_MEM_LEVEL = 8
+_MEM_LEVEL = 4  # half the hash tables: less to clear per task; a blob is far smaller than either
 
 
 _STATES = tuple(TaskState)
