@@ -215,10 +215,13 @@ def _example() -> bytes:
 
 _ZDICT = _example()
 _WBITS = -15  # a raw deflate stream: no header or checksum, the bytes never leave the process
-#: Deflate's effort: the fastest level finds nearly every match a settled task holds (most of it
+#: Deflate's effort: the default level finds nearly every match a settled task holds (most of it
 #: is in the preset dictionary), for a fraction of the time of the best one.
 _LEVEL = 6
-_MEM_LEVEL = 4  # half the hash tables: less to clear per task; a blob is far smaller than either
+#: Deflate's hash tables: a settled task's few hundred bytes need nothing like the default's
+#: (8), and every encode sets its tables up afresh, so half of them cost less per task.
+#: Decoding does not depend on it.
+_MEM_LEVEL = 4
 
 
 _STATES = tuple(TaskState)

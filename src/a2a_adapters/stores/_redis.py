@@ -285,20 +285,25 @@ class RedisStore:
     async def _run(self, script: str, arguments: list[str | int]) -> Any:
         link = await self._link()
         # EVALSHA itself, not coredis's Script call: that wraps the request twice (a retry on
-        # NOSCRIPT, a transform), each a new request that re-reads every argument, about a
-        # third of a commit's client time. NOSCRIPT (a Redis restarted, its script cache
-        # empty) means the script did not run, so loading it and sending again is safe.
+        # NOSCRIPT, a transform), each a new request that re-reads every argument (half the
+        # time to make a commit's request). NOSCRIPT (a Redis restarted, its script cache
+        # empty) means the script did not run, so loading it and sending again is safe; a
+        # second NOSCRIPT is the store's failure like any other.
         source = link.scripts[script]
         try:
-            return await self._call(link.client.evalsha(source.sha, args=arguments))
+            request = link.client.evalsha(source.sha, args=arguments)
+            return await self._call(request, let_through=(NoScriptError,))
         except NoScriptError:
             await self._call(link.client.script_load(source.script))
             return await self._call(link.client.evalsha(source.sha, args=arguments))
 
-    async def _call(self, request: Any) -> Any:
+    async def _call(self, request: Any, *, let_through: tuple[type[RedisError], ...] = ()) -> Any:
+        """``request``'s answer; a failure of Redis or of reaching it is
+        :class:`StoreUnavailable` (or :class:`UsageError`, a script's refusal of its
+        arguments), but for the errors ``let_through`` names, which the caller handles."""
         try:
             return await request
-        except NoScriptError:
+        except let_through:
             raise
         except RedisError as error:
             message = str(error)

@@ -250,9 +250,6 @@ def test_a_callers_mistake_is_a_usage_error_and_writes_nothing(redis_url: str) -
     anyio.run(scenario)
 
 
-# --- replicas: runs and notifications are taken over only from a replica whose lease lapsed ----
-
-
 @pytest.mark.parametrize("loop", LOOPS)
 def test_calls_load_their_scripts_again_when_redis_forgot_them(loop: str) -> None:
     """A Redis restarted without its script cache (or told ``SCRIPT FLUSH``) answers NOSCRIPT:
@@ -283,6 +280,9 @@ def test_calls_load_their_scripts_again_when_redis_forgot_them(loop: str) -> Non
 def _commit_sha() -> str:
     # Redis names a script by the SHA-1 of its source (no security rests on it).
     return hashlib.sha1(COMMIT.encode()).hexdigest()  # noqa: S324
+
+
+# --- replicas: runs and notifications are taken over only from a replica whose lease lapsed ----
 
 
 @pytest.mark.parametrize("loop", LOOPS)
