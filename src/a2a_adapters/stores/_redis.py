@@ -1,6 +1,10 @@
 """Tasks in Redis: the store several server replicas share, on asyncio and trio alike.
 
-Built on coredis (written on anyio, so trio runs it too; redis-py's asyncio client does not).
+Written on anyio, so trio runs it as asyncio does (redis-py's asyncio client would not). Its
+calls go out as RESP on bare sockets of its own (``_redis_resp``, ``_redis_calls``: a general
+client's pipeline was the largest part of an event's way between replicas); coredis, built on
+anyio too, reads the URL's options and serves :meth:`RedisStore.pubsub`.
+
 Each call of the store contract is one Lua script, one round trip: a commit checks every
 expected version and message id and then writes the records, their events, message ids,
 listing and expiry indexes and owed notifications, all or nothing, and rings each changed
@@ -22,6 +26,7 @@ same script that finds them, so two replicas never both take over one run.
 """
 
 import asyncio
+import hashlib
 import json
 import uuid
 from collections.abc import Sequence
@@ -32,8 +37,6 @@ import anyio
 import coredis
 import sniffio
 from anyio.lowlevel import RunVar
-from coredis.commands.script import Script
-from coredis.exceptions import NoScriptError, RedisError
 from coredis.patterns.pubsub import PubSub
 from coredis.retry import NoRetryPolicy
 
@@ -59,8 +62,10 @@ from a2a_core.store import (
 )
 
 from ._redis_bus import RedisBus
+from ._redis_calls import CallPool
 from ._redis_lua import COMMIT, OWED, READ, RENEW
 from ._redis_pubsub import PubSubConnection
+from ._redis_resp import Address, RespError, command
 from ._redis_url import redacted, url_problem
 from ._sqlite import StoreUnavailable, _micros, _time
 
@@ -70,6 +75,11 @@ __all__ = ["DEFAULT_URL", "RedisStore"]
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 #: Digits of an event number in an outbox entry, so that entries sort by number as text.
 _SEQ_DIGITS = 20
+#: Each script by name: its SHA1 (what EVALSHA names it by) and its source.
+_SCRIPTS = {
+    name: (hashlib.sha1(source.encode(), usedforsecurity=False).hexdigest(), source)
+    for name, source in {"commit": COMMIT, "owed": OWED, "read": READ, "renew": RENEW}.items()
+}
 
 
 class RedisStore:
@@ -202,7 +212,8 @@ class RedisStore:
         while True:
             try:
                 link = await self._link()
-                found = await self._call(link.client.exists([f"{self.prefix}:done:{token}"]))
+                request = command("EXISTS", f"{self.prefix}:done:{token}")
+                found = self._answer(await self._call(link, request))
             except StoreUnavailable:
                 if anyio.current_time() + pause > deadline:
                     raise StoreUnavailable(
@@ -217,7 +228,7 @@ class RedisStore:
         """Answer a readiness probe: Redis answers PING (raises :class:`StoreUnavailable`
         saying why not)."""
         link = await self._link()
-        await self._call(link.client.ping())
+        self._answer(await self._call(link, command("PING")))
 
     async def aclose(self) -> None:
         """Close this loop's connections (a loop that has ended took its own with it)."""
@@ -257,21 +268,9 @@ class RedisStore:
 
     async def subscriber(self) -> PubSubConnection:
         """The event bus's connection: a bare-socket subscriber (``_redis_pubsub``) to the same
-        Redis, reached as coredis reaches it (its address, credentials and TLS settings are
-        those coredis took from the URL). Enter it with ``async with``."""
+        Redis as the store's calls. Enter it with ``async with``."""
         link = await self._link()
-        pool = link.client.connection_pool
-        options = pool.connection_kwargs
-        location = pool.location
-        return PubSubConnection(
-            host=str(getattr(location, "host", "")),
-            port=int(getattr(location, "port", 0)),
-            unix_path=str(getattr(location, "path", "")),
-            username=options.get("username") or "",
-            password=options.get("password") or "",
-            ssl=options.get("ssl_context"),
-            timeout=self.connect_timeout + self.timeout,
-        )
+        return PubSubConnection(link.calls.address, timeout=self.connect_timeout + self.timeout)
 
     async def pubsub(self, **options: Any) -> PubSub[bytes]:
         """A coredis PubSub on this store's Redis, for this loop (enter it with ``async
@@ -284,39 +283,42 @@ class RedisStore:
 
     async def _run(self, script: str, arguments: list[str | int]) -> Any:
         link = await self._link()
-        # EVALSHA itself, not coredis's Script call: that wraps the request twice (a retry on
-        # NOSCRIPT, a transform), each a new request that re-reads every argument (half the
-        # time to make a commit's request). NOSCRIPT (a Redis restarted, its script cache
-        # empty) means the script did not run, so loading it and sending again is safe; a
-        # second NOSCRIPT is the store's failure like any other.
-        source = link.scripts[script]
-        try:
-            request = link.client.evalsha(source.sha, args=arguments)
-            return await self._call(request, let_through=(NoScriptError,))
-        except NoScriptError:
-            await self._call(link.client.script_load(source.script))
-            return await self._call(link.client.evalsha(source.sha, args=arguments))
+        sha, source = _SCRIPTS[script]
+        request = command("EVALSHA", sha, 0, *arguments)
+        reply = await self._call(link, request)
+        if isinstance(reply, RespError) and str(reply).startswith("NOSCRIPT"):
+            # A Redis restarted (or told SCRIPT FLUSH) has forgotten the scripts, and so did not
+            # run this one: loading it and sending again is safe. A second NOSCRIPT is the
+            # store's failure like any other.
+            self._answer(await self._call(link, command("SCRIPT", "LOAD", source)))
+            reply = await self._call(link, request)
+        return self._answer(reply)
 
-    async def _call(self, request: Any, *, let_through: tuple[type[RedisError], ...] = ()) -> Any:
-        """``request``'s answer; a failure of Redis or of reaching it is
-        :class:`StoreUnavailable` (or :class:`UsageError`, a script's refusal of its
-        arguments), but for the errors ``let_through`` names, which the caller handles."""
+    async def _call(self, link: "_Link", request: bytes) -> Any:
+        """``request``'s reply; a failure to reach Redis or to hear from it in time is
+        :class:`StoreUnavailable`."""
         try:
-            return await request
-        except let_through:
-            raise
-        except RedisError as error:
-            message = str(error)
+            return await link.calls.call(request)
+        except (
+            OSError,
+            TimeoutError,
+            RespError,  # a login refused, or what is not RESP
+            anyio.BrokenResourceError,
+            anyio.ClosedResourceError,
+            anyio.EndOfStream,
+        ) as error:
+            cause = str(error) or type(error).__name__
+            raise StoreUnavailable(f"the task store {self.where} failed: {cause}") from error
+
+    def _answer(self, reply: Any) -> Any:
+        """``reply``, unless Redis answered an error: a script's refusal of its arguments is
+        the caller's :class:`UsageError`, anything else :class:`StoreUnavailable`."""
+        if isinstance(reply, RespError):
+            message = str(reply)
             if message.startswith("A2A_USAGE "):
-                raise UsageError(message.removeprefix("A2A_USAGE ")) from None
-            raise StoreUnavailable(
-                f"the task store {self.where} failed: {message or type(error).__name__}"
-                + (f" ({error.__cause__})" if error.__cause__ else "")
-            ) from error
-        except (OSError, TimeoutError, anyio.BrokenResourceError) as error:
-            raise StoreUnavailable(
-                f"the task store {self.where} failed: {error or type(error).__name__}"
-            ) from error
+                raise UsageError(message.removeprefix("A2A_USAGE "))
+            raise StoreUnavailable(f"the task store {self.where} failed: {message}")
+        return reply
 
     async def _link(self) -> "_Link":
         """This loop's client, started on first use (and again after it ended)."""
@@ -335,7 +337,8 @@ class RedisStore:
 
 
 class _Link:
-    """One event loop's coredis client, held open by a task of its own.
+    """One event loop's connections: the pool of the store's calls, and a coredis client (for
+    :meth:`RedisStore.pubsub`) held open by a task of its own.
 
     A coredis client is an async context manager whose connections live in its task group, so
     it must be entered and left by one task. The store's calls come from many tasks, the first
@@ -354,12 +357,20 @@ class _Link:
             # Never resend a script on a lost connection: a commit may have been applied.
             retry_policy=NoRetryPolicy(),
         )
-        self.scripts: dict[str, Script[bytes]] = {
-            "commit": self.client.register_script(COMMIT),
-            "owed": self.client.register_script(OWED),
-            "read": self.client.register_script(READ),
-            "renew": self.client.register_script(RENEW),
-        }
+        # Reached as coredis reaches it: its address, credentials and TLS settings are those
+        # coredis took from the URL (and its query's options).
+        pool = self.client.connection_pool
+        options, location = pool.connection_kwargs, pool.location
+        address = Address(
+            host=str(getattr(location, "host", "")),
+            port=int(getattr(location, "port", 0)),
+            unix_path=str(getattr(location, "path", "")),
+            username=options.get("username") or "",
+            password=options.get("password") or "",
+            ssl=options.get("ssl_context"),
+            db=int(options.get("db") or 0),
+        )
+        self.calls = CallPool(address, connect_timeout=store.connect_timeout, timeout=store.timeout)
         self.ready = anyio.Event()
         self._stop = anyio.Event()
         self._done = anyio.Event()
@@ -387,6 +398,8 @@ class _Link:
             self.error = error
         finally:
             self.ended = True
+            with anyio.CancelScope(shield=True):
+                await self.calls.aclose()
             self.ready.set()
             self._done.set()
 

@@ -553,7 +553,7 @@ def test_an_unreachable_redis_is_named_without_its_password() -> None:
             message = str(failure.value)
             assert f"redis://:***@127.0.0.1:{server.port}/0" in message
             assert "sekrit" not in message
-            assert isinstance(failure.value.__cause__, coredis.exceptions.ConnectionError)
+            assert isinstance(failure.value.__cause__, ConnectionRefusedError)
         finally:
             await store.aclose()
             server.remove()

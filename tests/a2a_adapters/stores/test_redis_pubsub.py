@@ -1,6 +1,6 @@
-"""The event bus's own subscriber (``_redis_pubsub``): RESP2 as Redis sends it, and a real
-``redis-server`` reached as the store reaches it (TCP, a Unix socket, a password, TLS), on
-both loops, with coredis publishing as the store's scripts do."""
+"""The event bus's own subscriber (``_redis_pubsub``): a real ``redis-server`` reached as the
+store reaches it (TCP, a Unix socket, a password, TLS), on both loops, with coredis publishing
+as the store's scripts do."""
 
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -11,52 +11,14 @@ from typing import Any
 import anyio
 import coredis
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from a2a_adapters.stores import RedisStore
-from a2a_adapters.stores._redis_pubsub import PubSubConnection, RespError, parse
+from a2a_adapters.stores._redis_pubsub import PubSubConnection, RespError
+from a2a_adapters.stores._redis_resp import Address
 from tests.a2a_adapters.redis_server import RedisServer
 from tests.a2a_adapters.tls import self_signed
 
 LOOPS = ("asyncio", "trio")
-
-# --- RESP2 ------------------------------------------------------------------------------------
-
-_values = st.recursive(
-    st.binary(max_size=40) | st.integers(-(2**40), 2**40),
-    lambda inner: st.lists(inner, max_size=4),
-    max_leaves=12,
-)
-
-
-def _encode(value: Any) -> bytes:
-    if isinstance(value, bytes):
-        return b"$%d\r\n%s\r\n" % (len(value), value)
-    if isinstance(value, int):
-        return b":%d\r\n" % value
-    return b"*%d\r\n" % len(value) + b"".join(_encode(v) for v in value)
-
-
-@given(_values, st.binary(max_size=8))
-def test_a_value_is_parsed_only_once_it_is_all_there(value: Any, after: bytes) -> None:
-    data = _encode(value)
-    for cut in range(len(data)):
-        assert parse(data[:cut]) is None, cut  # a value split across reads waits for the rest
-    assert parse(data + after) == (value, len(data))  # what follows is the next value's
-
-
-def test_replies_that_are_not_bulk_strings_or_arrays() -> None:
-    assert parse(b"+OK\r\n") == (b"OK", 5)
-    assert parse(b"$-1\r\n") == (None, 5)
-    assert parse(b"*-1\r\n") == (None, 5)
-    error, end = parse(b"-WRONGPASS invalid username-password pair\r\n") or (None, 0)
-    assert isinstance(error, RespError)
-    assert str(error) == "WRONGPASS invalid username-password pair"
-    assert end == 43
-    with pytest.raises(RespError, match="not RESP2"):
-        parse(b"?what\r\n")
-
 
 # --- against a real Redis ---------------------------------------------------------------------
 
@@ -158,7 +120,7 @@ def test_a_redis_that_never_answers_the_login_is_let_go() -> None:
     # timeout and closes its side (the bus then tries again), rather than keep the socket open.
     with socket.create_server(("127.0.0.1", 0)) as silent:
         port = silent.getsockname()[1]
-        connection = PubSubConnection(port=port, password="s3cret", timeout=0.3)
+        connection = PubSubConnection(Address(port=port, password="s3cret"), timeout=0.3)
 
         async def scenario() -> None:
             with pytest.raises(TimeoutError):
