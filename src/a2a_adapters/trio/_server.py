@@ -18,7 +18,8 @@ onto hypercorn this way:
 - the idle and header timeouts: hypercorn runs ``TCPServer._idle_timeout`` while a connection
   has no request under way (from its start and after each response, until a head is complete),
   with one timer for the lot; :class:`_Connection` splits it into the keep-alive timeout until a
-  request's first byte and the header deadline from there, and ends it when the client closes.
+  request's first byte and the header deadline from there, and ends it when the client closes
+  (and :class:`_IdleTask` restarts it without hypercorn's trips through the scheduler).
 
 Errors of the application go to the ``hypercorn.error`` logger (which hypercorn would otherwise
 give a handler of its own, or none), so they reach Python logging with their tracebacks.
@@ -302,6 +303,7 @@ class _Connection(TCPServer):
         super().__init__(app, config, context, state, cast(Any, stream))
         self._watched = watched
         self._limits = limits
+        self.idle_task = cast(Any, _IdleTask())
 
     async def _idle_timeout(self) -> None:
         # hypercorn starts this whenever no request is under way and cancels it once a
@@ -331,6 +333,36 @@ class _Connection(TCPServer):
                 await super().protocol_send(event)
         else:  # writes hypercorn shields itself; the rest comes from its own read loop
             await super().protocol_send(event)
+
+
+class _IdleTask:
+    """hypercorn's ``TrioSingleTask`` (the one idle timer of a connection, restarted after each
+    response and stopped once the next head is complete) without its costs per request: it
+    started each timer with ``nursery.start`` (waiting for the task to report back) and took a
+    ``trio.Lock`` for each restart and stop, every one a trip through trio's scheduler. Here a
+    restart cancels the timer under way and spawns the next, and a stop cancels it, neither of
+    them waiting for anything (so there is nothing for a lock to keep apart)."""
+
+    def __init__(self) -> None:
+        self._scope: trio.CancelScope | None = None
+
+    async def restart(self, task_group: Any, action: Callable[[], Awaitable[None]]) -> None:
+        self._cancel()
+        scope = self._scope = trio.CancelScope()
+        task_group._nursery.start_soon(_within, scope, action)
+
+    async def stop(self) -> None:
+        self._cancel()
+
+    def _cancel(self) -> None:
+        scope, self._scope = self._scope, None
+        if scope is not None:
+            scope.cancel()
+
+
+async def _within(scope: trio.CancelScope, action: Callable[[], Awaitable[None]]) -> None:
+    with scope:
+        await action()
 
 
 class _RequestLimits:
