@@ -278,6 +278,9 @@ class _Watched(trio.abc.HalfCloseableStream):
     async def flush_at_the_end(self) -> None:
         """:meth:`flush` at the end of a response or of the connection, even if cancelled: if
         the connection is gone by then, what was held goes with it (nothing to fail for)."""
+        if not self._held:  # nothing held back (a response's end, as a rule): no scopes to pay
+            self._held = None
+            return
         with (
             trio.CancelScope(shield=True),
             trio.move_on_after(1.0),
