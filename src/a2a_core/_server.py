@@ -262,6 +262,8 @@ class _Job:
     dispatch: Dispatch | None = None
     attempts: int = 0
     decision: Decision | None = None
+    #: The tasks the decision's commit puts (found once: the commit's answer needs them too).
+    keys: frozenset[str] = frozenset()
 
 
 @attrs.frozen
@@ -818,19 +820,17 @@ class Server:
     def _start(self, job: _Job, now: datetime) -> None:
         op = next(self._ops)
         self._jobs[op] = job
-        reads = self.core.needs(job.input)
-        known = None
         inp = job.input
-        if isinstance(inp, AgentOutput | AgentDone) and reads == Reads(task_id=reads.task_id):
-            known = self._known.get(reads.task_id)
-            if known is not None and known.run != inp.run:
-                known = None  # not the record of this run: the store says what won
-        if known is not None:
-            # Decided on what this server last wrote, in turn with the store's answers.
-            self._pending[op] = Read(op, reads)
-            self._inline.append(_Known(op, Snapshot(task=known)))
-        else:
-            self._store(op, Read(op, reads))
+        if isinstance(inp, AgentOutput | AgentDone):
+            # An agent's output needs its task's record alone (``Reducer.needs``): the one this
+            # server last wrote serves, if it is of this run (else the store says what won).
+            known = self._known.get(inp.task_id)
+            if known is not None and known.run == inp.run:
+                # Decided on what this server last wrote, in turn with the store's answers.
+                self._pending[op] = Read(op, Reads(task_id=inp.task_id))
+                self._inline.append(_Known(op, Snapshot(task=known)))
+                return
+        self._store(op, Read(op, self.core.needs(inp)))
 
     def _read(self, op: int, snapshot: Snapshot, now: datetime) -> None:
         if self._pending.pop(op, None) is None:
@@ -854,7 +854,8 @@ class Server:
                     if reserving is not None:
                         self._reserved[op] = reserving
                     job.decision = decision
-                    for key in _put_keys(decision):
+                    job.keys = _put_keys(decision)
+                    for key in job.keys:
                         self._writing.setdefault(key, set()).add(op)
                     self._store(op, Commit(op, decision.writes))
                 else:
@@ -886,7 +887,7 @@ class Server:
         assert job.decision is not None
         # Committed: the runs and the stream start now (or it is decided again, and checked).
         self._reserved.pop(op, None)
-        again = self._answered(op, job.decision, ok)
+        again = self._answered(op, job.keys, ok)
         if ok:
             del self._jobs[op]
             self._finish(job, job.decision, None, now)
@@ -902,8 +903,8 @@ class Server:
             return
         self._store(op, Read(op, self.core.needs(job.input)))  # decide again, on fresh data
 
-    def _answered(self, op: int, decision: Decision, ok: bool) -> set[str]:
-        """Commit ``op`` of ``decision`` was answered (``ok``: it went through, or failed).
+    def _answered(self, op: int, keys: frozenset[str], ok: bool) -> set[str]:
+        """Commit ``op``, which puts the tasks ``keys``, was answered (``ok``: it went through, or failed).
         A store may answer out of order: a commit that starts a run may be answered after
         one that canceled or superseded that run (whose StopRun found nothing here to stop),
         or after another server did so (whose doorbell found no run here to look at). So
@@ -911,7 +912,7 @@ class Server:
         answered first, or a doorbell rang), once no commit of theirs is under way here any
         more, are returned: the runs here of those are looked at again."""
         again: set[str] = set()
-        for key in _put_keys(decision):
+        for key in keys:
             writing = self._writing.get(key, set())
             writing.discard(op)
             if writing:
@@ -935,7 +936,7 @@ class Server:
         self._reserved.pop(op, None)
         if isinstance(job, _Job) and job.decision is not None:
             # (A no-op unless it was its commit that failed.)
-            self._look_again(self._answered(op, job.decision, ok=False), now)
+            self._look_again(self._answered(op, job.keys, ok=False), now)
         match job:
             case _LogRead(exchange=stream):
                 follower = self._streams.get(stream)
@@ -1490,8 +1491,8 @@ def _store_error(why: str, unavailable: bool) -> InternalError | UnavailableErro
     return InternalError(f"Internal error: {why}; the failure was logged")
 
 
-def _put_keys(decision: Decision) -> set[str]:
-    return {w.record.id for w in decision.writes if isinstance(w, Put)}
+def _put_keys(decision: Decision) -> frozenset[str]:
+    return frozenset(w.record.id for w in decision.writes if isinstance(w, Put))
 
 
 def _superseded(run: int, record: TaskRecord | None) -> bool:
