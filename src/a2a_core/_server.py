@@ -904,13 +904,13 @@ class Server:
         self._store(op, Read(op, self.core.needs(job.input)))  # decide again, on fresh data
 
     def _answered(self, op: int, keys: frozenset[str], ok: bool) -> set[str]:
-        """Commit ``op``, which puts the tasks ``keys``, was answered (``ok``: it went through, or failed).
-        A store may answer out of order: a commit that starts a run may be answered after
-        one that canceled or superseded that run (whose StopRun found nothing here to stop),
-        or after another server did so (whose doorbell found no run here to look at). So
-        the tasks it wrote that moved while it was under way (another commit of theirs was
-        answered first, or a doorbell rang), once no commit of theirs is under way here any
-        more, are returned: the runs here of those are looked at again."""
+        """Commit ``op``, which puts the tasks ``keys``, was answered (``ok``: it went
+        through, or failed). A store may answer out of order: a commit that starts a run may
+        be answered after one that canceled or superseded that run (whose StopRun found
+        nothing here to stop), or after another server did so (whose doorbell found no run
+        here to look at). So the tasks it wrote that moved while it was under way (another
+        commit of theirs was answered first, or a doorbell rang), once no commit of theirs is
+        under way here any more, are returned: the runs here of those are looked at again."""
         again: set[str] = set()
         for key in keys:
             writing = self._writing.get(key, set())
