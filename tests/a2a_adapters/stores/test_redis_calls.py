@@ -5,13 +5,18 @@ reply was not read (a call cancelled or timed out) or that Redis closed is never
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
 
+from a2a_adapters.stores import RedisStore
 from a2a_adapters.stores._redis_calls import CallPool
 from a2a_adapters.stores._redis_resp import Address, RespStream, command, connect
+from a2a_core.store import Put, Reads
 from tests.a2a_adapters.redis_server import RedisServer
+from tests.a2a_adapters.stores.test_conformance import record
+from tests.a2a_adapters.tls import self_signed
 
 LOOPS = ("asyncio", "trio")
 
@@ -160,3 +165,36 @@ def test_a_redis_that_never_answers_times_the_call_out_and_its_connection_is_clo
             accepted.settimeout(2)
             assert accepted.recv(100) == command("PING")
             assert accepted.recv(100) == b""  # closed by the pool
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_the_stores_calls_over_tls_with_a_password_keep_to_one_connection(
+    loop: str, tmp_path: Path
+) -> None:
+    # Over TLS the socket may hold the protocol's own bytes (session tickets) that a look at
+    # an idle connection must not take for Redis closing it: each call would reconnect.
+    async def scenario(server: RedisServer) -> None:
+        store = RedisStore(server.tls_url, prefix="tls-calls")
+        try:
+            for n in range(10):
+                assert await store.commit([Put(record(f"t{n}"), 0)])
+                assert (await store.read(Reads(task_id=f"t{n}"))).task is not None
+            await store.ping()
+        finally:
+            await store.aclose()
+
+    with RedisServer(password="s3cret", tls=self_signed(tmp_path)) as server:
+        before = connections_received(server)
+        anyio.run(scenario, server, backend=loop)
+        # The store's one connection for its 21 calls, and the one asking.
+        assert connections_received(server) == before + 2
+
+
+def connections_received(server: RedisServer) -> int:
+    """How many connections Redis has taken since it started (this one included)."""
+    with socket.create_connection(("127.0.0.1", server.port)) as plain:
+        plain.sendall(command("AUTH", "s3cret") + command("INFO", "stats"))
+        info = b""
+        while b"total_connections_received:" not in info or not info.endswith(b"\r\n"):
+            info += plain.recv(65536)
+    return int(info.split(b"total_connections_received:")[1].split(b"\r\n")[0])
