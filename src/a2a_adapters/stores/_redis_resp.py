@@ -111,10 +111,14 @@ class RespStream:
 
     async def read(self) -> Any:
         """The next reply (an error reply is a :class:`RespError` value); a connection that
-        ends first raises ``anyio.EndOfStream``."""
+        ends first raises ``anyio.EndOfStream``, one that sends what RESP2 is not raises
+        :class:`RespError`."""
         buffer = self._buffer
         while True:
-            found = parse(buffer) if buffer else None
+            try:
+                found = parse(buffer) if buffer else None
+            except ValueError:  # a length or a number that is none: not Redis speaking
+                raise RespError(f"not RESP2: {bytes(buffer[:16])!r}") from None
             if found is not None:
                 value, end = found
                 del buffer[:end]

@@ -2,6 +2,8 @@
 once they are all there, and connections to a real ``redis-server`` that log in, pick their
 database and tell when Redis closed them."""
 
+import socket
+import threading
 from contextlib import suppress
 from typing import Any
 
@@ -109,3 +111,31 @@ def test_a_refused_login_and_an_unreachable_redis_say_why() -> None:
 
     with RedisServer(password="s3cret") as server:
         anyio.run(scenario, server)
+
+
+@pytest.mark.parametrize("reply", [b"$abc\r\n", b"?what\r\n", b"*x\r\n"])
+def test_a_server_that_is_not_redis_is_told_apart(reply: bytes) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as other:
+        port = other.getsockname()[1]
+
+        def answer() -> None:
+            accepted, _ = other.accept()
+            with accepted:
+                accepted.recv(100)
+                accepted.sendall(reply)
+                accepted.recv(100)  # until the client closes
+
+        thread = threading.Thread(target=answer, daemon=True)
+        thread.start()
+
+        async def scenario() -> None:
+            connection = await connect(Address(port=port))
+            try:
+                await connection.send(command("PING"))
+                with pytest.raises(RespError, match="not RESP2"):
+                    await connection.read()
+            finally:
+                await connection.aclose()
+
+        anyio.run(scenario)
+        thread.join(5)
