@@ -12,10 +12,11 @@ Each prints one JSON object. A fresh process per measurement keeps one server's 
 the other's memory reading.
 
 * ``core``: SendMessage requests per second from request bytes to response bytes, the echo
-  agent's two updates included. Ours is the sans-IO server machine alone
-  (``a2a_core.transport.Server`` keeping its tasks in memory), driven synchronously (no event loop
-  at all); the SDK's is its ``DefaultRequestHandler`` called directly, with the JSON and protobuf
-  conversions its JSON-RPC route does around it.
+  agent's two updates included; and the function calls one such send makes (Python's and C's,
+  as cProfile counts them, over ``COUNTED_SENDS`` more sends after the timed ones). Ours is the
+  sans-IO server machine alone (``a2a_core.transport.Server`` keeping its tasks in memory),
+  driven synchronously (no event loop at all); the SDK's is its ``DefaultRequestHandler``
+  called directly, with the JSON and protobuf conversions its JSON-RPC route does around it.
 * ``memory``: resident memory per stored completed task, after ``COUNT`` blocking sends through
   each server's whole request path short of HTTP (our ``Engine.handle``, the SDK's handler).
 * ``store``: mean latency of get, save and list-first-page on each server's in-memory store
@@ -96,6 +97,30 @@ def _answer_of(actions: list[Any]) -> bytes:
     return next(a.response.body for a in actions if isinstance(a, Answer))
 
 
+#: Sends over which ``core`` counts function calls, after the timed ones (the count slows
+#: every call down many times over: it is not timed).
+COUNTED_SENDS = 200
+
+
+class _CallCounter:
+    """Function calls made while counting (``with``): Python's and C's, as cProfile counts
+    them (a coroutine or generator resumed counts as a call, as it does there)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def _event(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call" or event == "c_call":
+            self.calls += 1
+
+    def __enter__(self) -> "_CallCounter":
+        sys.setprofile(self._event)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setprofile(None)
+
+
 def core_ours(count: int) -> dict[str, Any]:
     from a2a_core import ArtifactChunk, completed, text_artifact
     from a2a_core.transport import HttpRequest, StartRun
@@ -103,20 +128,32 @@ def core_ours(count: int) -> dict[str, Any]:
     server = _machine()
     headers = {"content-type": "application/json", "a2a-version": "1.0"}
     epoch = datetime(2026, 1, 1, tzinfo=UTC)
-    bodies = [_send_body(n) for n in range(count)]
-    started = time.perf_counter()
-    for n, body in enumerate(bodies):
+    bodies = [_send_body(n) for n in range(count + COUNTED_SENDS)]
+
+    def send(n: int) -> bytes:
         now = epoch + timedelta(microseconds=n)
-        server.receive(HttpRequest("POST", "/", headers, body), now, base_url="http://b")
+        server.receive(HttpRequest("POST", "/", headers, bodies[n]), now, base_url="http://b")
         start = next(a for a in server.take_actions() if isinstance(a, StartRun))
         text = start.context.message.parts[0].text or ""
         chunk = ArtifactChunk(text_artifact(text, artifact_id="echo"), last_chunk=True)
         server.agent_output(start.task_id, start.run, chunk, now)
         server.agent_output(start.task_id, start.run, completed(), now)
-        response = _answer_of(server.take_actions())
+        return _answer_of(server.take_actions())
+
+    started = time.perf_counter()
+    for n in range(count):
+        response = send(n)
     seconds = time.perf_counter() - started
     assert b"TASK_STATE_COMPLETED" in response, response
-    return {"sends": count, "seconds": seconds, "per_second": count / seconds}
+    with _CallCounter() as counted:
+        for n in range(count, count + COUNTED_SENDS):
+            send(n)
+    return {
+        "sends": count,
+        "seconds": seconds,
+        "per_second": count / seconds,
+        "calls_per_send": counted.calls / COUNTED_SENDS,
+    }
 
 
 def followups_ours(count: int) -> dict[str, Any]:
@@ -175,21 +212,33 @@ def core_sdk(count: int) -> dict[str, Any]:
     from benchmarks.servers import sdk
 
     handler = sdk.handler(sdk.card(0))
-    bodies = [_send_body(n) for n in range(count)]
+    bodies = [_send_body(n) for n in range(count + COUNTED_SENDS)]
 
-    async def run() -> tuple[float, bytes]:
+    async def send(raw: bytes) -> bytes:
+        body = json.loads(raw)
+        request = ParseDict(body["params"], pb.SendMessageRequest(), ignore_unknown_fields=True)
+        task = await handler.on_message_send(request, ServerCallContext())
+        result = MessageToDict(pb.SendMessageResponse(task=task))
+        return json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
+
+    async def run() -> tuple[float, bytes, int]:
         started = time.perf_counter()
-        for raw in bodies:
-            body = json.loads(raw)
-            request = ParseDict(body["params"], pb.SendMessageRequest(), ignore_unknown_fields=True)
-            task = await handler.on_message_send(request, ServerCallContext())
-            result = MessageToDict(pb.SendMessageResponse(task=task))
-            response = json.dumps({"jsonrpc": "2.0", "id": body["id"], "result": result}).encode()
-        return time.perf_counter() - started, response
+        for raw in bodies[:count]:
+            response = await send(raw)
+        seconds = time.perf_counter() - started
+        with _CallCounter() as counted:
+            for raw in bodies[count:]:
+                await send(raw)
+        return seconds, response, counted.calls
 
-    seconds, response = asyncio.run(run())
+    seconds, response, calls = asyncio.run(run())
     assert b"TASK_STATE_COMPLETED" in response, response
-    return {"sends": count, "seconds": seconds, "per_second": count / seconds}
+    return {
+        "sends": count,
+        "seconds": seconds,
+        "per_second": count / seconds,
+        "calls_per_send": calls / COUNTED_SENDS,
+    }
 
 
 # --- memory per stored task -------------------------------------------------------------------

@@ -59,6 +59,7 @@ def test_every_scenario_measured_both_servers(results: dict[str, Any]) -> None:
         "bare framework route c=16",
         "SSE fan-out to 10",
         "SendMessage in process, no HTTP",
+        "function calls per SendMessage, in process",
         f"store list at {run.Sizes(quick=True).store_sizes[1]:,} tasks",
         f"SQLite file per settled task ({run.Sizes(quick=True).settled_tasks:,})",
     ):
