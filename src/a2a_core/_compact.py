@@ -106,11 +106,6 @@ class _Unencodable(Exception):
     """A value the encoding does not know."""
 
 
-def _is_default(value: Any, default: Any) -> bool:
-    # Exactly the default: ``0 == False`` and ``() == []`` must not pass for each other.
-    return type(value) is type(default) and value == default
-
-
 class _Encoder:
     __slots__ = ("marker", "memo")
 
@@ -133,8 +128,12 @@ class _Encoder:
             values = fields(value)
             end = len(values)
             # Trailing fields at their defaults are left out (the constructor fills them in):
-            # even deflated, they would be a tenth of a settled task's blob.
-            while end > required and _is_default(values[end - 1], defaults[end - 1]):
+            # even deflated, they would be a tenth of a settled task's blob. (Exactly the
+            # default: ``0 == False`` and ``() == []`` must not pass for each other.)
+            while end > required:
+                last, default = values[end - 1], defaults[end - 1]
+                if type(last) is not type(default) or last != default:
+                    break
                 end -= 1
             node = (code, *[v if type(v) in _PLAIN else self.node(v) for v in values[:end]])
         elif kind is tuple:

@@ -369,12 +369,13 @@ class MemoryTasks:
             if not isinstance(write, Put):
                 continue
             record = write.record
+            key = record.id
             held = self._messages.get(record.owner, {})
-            old = None if record.id in deleted else self._stored(record.id)[0]
+            old = None if key in deleted else self._stored(key)[0]
             for message_id, _ in _added_messages(old, record):
-                holder = claimed.setdefault((record.owner, message_id), record.id)
+                holder = claimed.setdefault((record.owner, message_id), key)
                 stored = held.get(message_id)
-                if holder != record.id or stored not in (None, record.id, *deleted):
+                if holder != key or stored not in (None, key, *deleted):
                     return False
         return True
 
@@ -394,31 +395,32 @@ class MemoryTasks:
         old, log = self._stored(_task_id(write))
         match write:
             case Put(record=record, events=events):
+                key, terminal = record.id, record.state.terminal
                 if record.version != write.expected + 1:
                     raise UsageError("a Put must advance the version by exactly one")
                 if events and events[0].seq != len(log) + 1:
                     raise UsageError("logged events must continue the task's log without a gap")
                 added = [_CREATED if _is_creation(e, record) else e.event for e in events]
-                if not record.state.terminal:
+                if not terminal:
                     # Events may still come (a task waiting for input gets more with its next
                     # turn): a list grows in amortized constant time.
                     if isinstance(log, list):
                         log.extend(added)
                     else:
-                        self._logs[record.id] = [*log, *added]
+                        self._logs[key] = [*log, *added]
                 else:
                     # Finished, a tuple holds exactly its events, where a list would keep room
                     # for more that a stored task would carry for as long as it is kept.
                     final = log if isinstance(log, tuple) and not added else (*log, *added)
-                    self._logs[record.id] = final
-                self._records[record.id] = record
-                self._young.pop(record.id, None)
-                if record.state.terminal and not record.running:
-                    self._young[record.id] = None
+                    self._logs[key] = final
+                self._records[key] = record
+                self._young.pop(key, None)
+                if terminal and not record.running:
+                    self._young[key] = None
                     if len(self._young) > self.YOUNG:
                         self._compact(next(iter(self._young)))
                 if write.outbox:
-                    owed = self._outbox.setdefault(record.id, {})
+                    owed = self._outbox.setdefault(key, {})
                     for config_id, seq in write.outbox:
                         owed.setdefault((config_id, seq), 0)
                 if old is None or _index_key(old) != _index_key(record):

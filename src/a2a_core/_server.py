@@ -1232,13 +1232,14 @@ class Server:
         for write in writes:
             if isinstance(write, Put):
                 record = write.record
-                known = self._known.get(record.id)
+                key = record.id
+                known = self._known.get(key)
                 if known is not None and known.version >= record.version:
                     continue  # answered after a later commit of ours, remembered already
-                if record.running and self._runs.get(record.id) == record.run:
-                    self._known[record.id] = record
+                if record.running and self._runs.get(key) == record.run:
+                    self._known[key] = record
                 else:
-                    self._known.pop(record.id, None)
+                    self._known.pop(key, None)
             elif isinstance(write, Delete):
                 self._known.pop(write.task_id, None)
 
@@ -1345,13 +1346,14 @@ class Server:
     def _publish(
         self, record: TaskRecord, events: tuple[LoggedEvent, ...], settled: bool, now: datetime
     ) -> None:
-        for follower in list(self._followers.get(record.id, ())):
+        key = record.id
+        for follower in list(self._followers.get(key, ())):
             if follower.reading or follower.behind:
                 follower.seen = max(follower.seen, record.seq)
             else:
                 self._deliver(follower, advance(follower.cursor, events), now)
         if settled:
-            for waiter in list(self._waiters.get(record.id, ())):
+            for waiter in list(self._waiters.get(key, ())):
                 # A waiter that registered at a later version waits for a later settling.
                 if record.version > waiter.version:
                     self._settled(waiter, record)
