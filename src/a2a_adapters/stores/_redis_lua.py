@@ -39,17 +39,19 @@ local function owner_of(entry)
 end
 """
 
-#: ``ARGV[3]``: the lease in milliseconds (0: give it up, as if it had just lapsed). Returns the
-#: new expiry (server time, ms). A replica whose lease had lapsed (or that held none) starts a
-#: new tenure: ``PREFIX:since`` keeps when it began, and the lease's length, for the claims.
+#: ``ARGV[3]``: the lease in milliseconds (0: give it up: its expiry becomes 0, which every other
+#: replica may claim from at once, however recent its own tenure; a lease that merely lapsed
+#: waits for that, see the claims). Returns the new expiry (server time, ms). A replica whose
+#: lease had lapsed (or that held none) starts a new tenure: ``PREFIX:since`` keeps when it
+#: began, and the lease's length, for the claims.
 RENEW = (
     PRELUDE
     + r"""
 local now, lease = now_ms(), tonumber(ARGV[3])
 if lease == 0 then
-  redis.call('ZADD', P .. ':replicas', now - 1, ME)
+  redis.call('ZADD', P .. ':replicas', 0, ME)
   redis.call('HDEL', P .. ':since', ME)
-  return now - 1
+  return 0
 end
 local held = redis.call('ZSCORE', P .. ':replicas', ME)
 if not held or tonumber(held) < now then
@@ -417,6 +419,8 @@ local function lapsed_holders()
     local until_ms = redis.call('ZSCORE', P .. ':replicas', h)
     until_ms = until_ms and tonumber(until_ms)
     if not until_ms then  -- it never held a lease (a tool's store): nothing to wait for
+      lapsed[#lapsed + 1] = h
+    elseif until_ms == 0 then  -- it gave its lease up (a clean stop): nothing to wait for
       lapsed[#lapsed + 1] = h
     elseif until_ms < now and (seasoned or since <= until_ms) then
       lapsed[#lapsed + 1] = h
