@@ -135,11 +135,11 @@ class Engine:
             push.telemetry = self.telemetry
             # With replicas, one webhook's notifications may be owed by several servers: each
             # waits for the others' earlier ones, so that the webhook gets them in order.
-            owed: Callable[[str, str, int], Awaitable[bool]] | None = getattr(
-                store, "owed_elsewhere", None
-            )
+            owed: Callable[..., Awaitable[bool]] | None = getattr(store, "owed_elsewhere", None)
             if callable(owed):
-                push.ahead = lambda notify: owed(notify.task_id, notify.config_id, notify.seq)
+                push.ahead = lambda notify, handled: owed(
+                    notify.task_id, notify.config_id, notify.seq, mine_after=handled
+                )
         # A store that answers without waiting (the memory store) is the machine's to call: its
         # reads and commits then happen inside the call that needs them, with no task switch.
         inline: SyncStore | None = getattr(store, "inline", None)

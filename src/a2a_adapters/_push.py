@@ -8,7 +8,8 @@ Written on anyio and httpx, so the same sender serves the asyncio and the trio a
   events of one task may be committed by several servers, each of which owes the webhook its
   own: a sender told of the others (:attr:`PushSender.ahead`, which the engine sets from a store
   shared by replicas) holds a notification back while another server still owes an earlier one
-  of the same webhook (polling, for at most ``order_wait`` seconds).
+  of the same webhook, or this one does and has not handed it to the sender yet (one it claimed
+  from a replica that died: polling, for at most ``order_wait`` seconds).
 * **Retries.** A delivery that fails for a reason that may pass (connection error, timeout, 408,
   429, 5xx) is retried with exponential backoff up to ``max_attempts`` times; a redirect or
   another 4xx is final. Each attempt has a ``timeout`` (10 s by default, as the spec advises).
@@ -100,6 +101,9 @@ class PushSender:
         self._max_backoff = max_backoff
         self._max_queued = max_queued
         self._queues: dict[tuple[str, str], deque[Notify]] = {}
+        # Per queue, the latest event taken off it (sent, or being sent): what :attr:`ahead`
+        # is told, so that it counts only this server's notifications not handed over yet.
+        self._handled: dict[tuple[str, str], int] = {}
         # Dropped from a full queue, to be reported (send() cannot await the report).
         self._dropped: list[Notify] = []
         # New queues are announced to run(), which starts a task to drain each.
@@ -115,10 +119,12 @@ class PushSender:
         self.report: Callable[[Notify, int | None], Awaitable[None]] = _ignore
         #: Notifications given up on: retries exhausted, or dropped from a full queue.
         self.given_up = 0
-        #: Whether another server still owes an earlier notification of the same task to the
-        #: same webhook (``None``: no other server delivers this store's notifications). Set by
-        #: the engine for a store shared by replicas; a notification waits while it says so.
-        self.ahead: Callable[[Notify], Awaitable[bool]] | None = None
+        #: ``ahead(notify, handled)``: whether another server still owes an earlier notification
+        #: of the same task to the same webhook, or this one does after event ``handled`` (the
+        #: latest this sender took off that webhook's queue), not handed to the sender yet
+        #: (``None``: no other server delivers this store's notifications). Set by the engine
+        #: for a store shared by replicas; a notification waits while it says so.
+        self.ahead: Callable[[Notify, int], Awaitable[bool]] | None = None
         #: Spans and counts of the attempts: none until the engine gives its own.
         self.telemetry = Telemetry(enabled=False)
         #: The context current when each notification was queued (telemetry on), by
@@ -178,10 +184,11 @@ class PushSender:
         queue = self._queues[key]
         try:
             while queue:
-                await self._await_turn(queue)
+                await self._await_turn(key, queue)
                 # Taken off the queue before it is sent, so that an overflow drops the oldest
                 # *waiting* event, never the one in flight.
                 notify = queue.popleft()
+                self._handled[key] = max(self._handled.get(key, 0), notify.seq)
                 try:
                     await self._deliver(notify, client)
                 except Exception:
@@ -197,12 +204,13 @@ class PushSender:
                     await self._reported(self._dropped.pop(), None)
         finally:
             del self._queues[key]
+            self._handled.pop(key, None)
             if not self._queues:
                 self._idle.set()
 
-    async def _await_turn(self, queue: deque[Notify]) -> None:
-        """Return once no other server owes an earlier notification than the head of
-        ``queue`` (or after ``order_wait`` seconds: an entry left owed for good, whose
+    async def _await_turn(self, key: tuple[str, str], queue: deque[Notify]) -> None:
+        """Return once no server owes an earlier notification than the head of ``queue`` that
+        is not in it or sent (or after ``order_wait`` seconds: an entry left owed for good, whose
         delivery its server failed to record, holds nothing back forever)."""
         if self.ahead is None:
             return
@@ -211,7 +219,7 @@ class PushSender:
         while True:
             head = queue[0]
             try:
-                waiting = await self.ahead(head)
+                waiting = await self.ahead(head, self._handled.get(key, 0))
             except Exception as error:  # the store is away: it cannot say, so ask again
                 log.warning("could not tell whether an earlier notification is owed: %s", error)
                 waiting = True

@@ -371,7 +371,7 @@ async def test_a_notification_waits_while_another_server_owes_an_earlier_one(
     owed_elsewhere = {1, 2}
     asked: list[tuple[str, int]] = []
 
-    async def ahead(notification: Notify) -> bool:
+    async def ahead(notification: Notify, handled: int) -> bool:
         asked.append((notification.task_id, notification.seq))
         return notification.task_id == "task-1" and any(
             seq < notification.seq for seq in owed_elsewhere
@@ -401,7 +401,7 @@ async def test_a_notification_waits_while_another_server_owes_an_earlier_one(
 async def test_a_notification_held_back_too_long_is_sent_anyway(
     receiver: Receiver, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async def ahead(notification: Notify) -> bool:
+    async def ahead(notification: Notify, handled: int) -> bool:
         return True  # an earlier one left owed for good (its delivery never recorded)
 
     sender = PushSender(resolve=no_dns, order_wait=0.2)

@@ -256,12 +256,21 @@ class RedisStore:
 
     # --- the order of notifications across replicas -----------------------------------------
 
-    async def owed_elsewhere(self, task_key: str, config_id: str, seq: int) -> bool:
+    async def owed_elsewhere(
+        self, task_key: str, config_id: str, seq: int, *, mine_after: int | None = None
+    ) -> bool:
         """Whether another replica still owes the notification of an earlier event of the task
         to the same config (a push sender waits for those to go first: one webhook's
-        notifications keep the order of their events, whichever replica committed each)."""
+        notifications keep the order of their events, whichever replica committed each).
+
+        With ``mine_after``, this replica's own notifications after that event (and before
+        ``seq``) count too: those it claimed from a replica that died, or owes from before a
+        restart, which its sender has not been handed yet. Redis moves a claimed notification
+        to this replica the moment the claim is read, before the engine hands it on: without
+        this, a later notification waiting for the dead replica's would go in that gap."""
         arguments: list[str | int] = [self.prefix, self.replica, task_key]
         arguments += [config_id, f"{seq:0{_SEQ_DIGITS}d}"]
+        arguments.append("" if mine_after is None else f"{mine_after:0{_SEQ_DIGITS}d}")
         return bool(await self._run("owed", arguments))
 
     # --- the event bus's access ---------------------------------------------------------------

@@ -62,20 +62,24 @@ return now + lease
 """
 )
 
-#: ``ARGV[3]`` a task's key, ``ARGV[4]`` a config id, ``ARGV[5]`` an event number (20 digits).
-#: Returns 1 if another replica (live or lapsed) still owes a notification of that task to that
-#: config for an earlier event, else 0: a range of each other holder's outbox index, whose
-#: members sort as (key, config id, number) do.
+#: ``ARGV[3]`` a task's key, ``ARGV[4]`` a config id, ``ARGV[5]`` an event number (20 digits),
+#: ``ARGV[6]`` an event number (20 digits) or "". Returns 1 if another replica (live or lapsed)
+#: still owes a notification of that task to that config for an earlier event, or (``ARGV[6]``
+#: given) this replica does for an event after ``ARGV[6]`` and before ``ARGV[5]``, else 0: a
+#: range of each holder's outbox index, whose members sort as (key, config id, number) do.
 OWED = (
     PRELUDE
     + r"""
 local low = ARGV[3] .. '\0' .. ARGV[4] .. '\0'
 local high = low .. ARGV[5]
+local MINE_AFTER = ARGV[6]
 for _, h in ipairs(redis.call('SMEMBERS', P .. ':holders')) do
-  if h ~= ME then
+  local from = '[' .. low
+  if h == ME then from = MINE_AFTER ~= '' and '(' .. low .. MINE_AFTER or nil end
+  if from then
     local offset = 0
     while true do
-      local batch = redis.call('ZRANGEBYLEX', P .. ':outbox:' .. h, '[' .. low, '(' .. high,
+      local batch = redis.call('ZRANGEBYLEX', P .. ':outbox:' .. h, from, '(' .. high,
         'LIMIT', offset, 64)
       for _, member in ipairs(batch) do
         -- (another config's id may start with this one's and a NUL: its number is not next)

@@ -427,6 +427,13 @@ def test_a_replica_is_told_when_another_owes_an_earlier_notification_of_a_webhoo
             assert await b.owed_elsewhere("t1", "x", 5)
             assert [n[2] for n in await claimed_notifications(b) if n[1] == "x"] == [4]
             assert not await b.owed_elsewhere("t1", "x", 5)
+            # But 4 is B's now, and its sender may not have it yet: asked with the latest event
+            # the sender took off the queue, B's own owed notifications after it count too.
+            assert await b.owed_elsewhere("t1", "x", 5, mine_after=0)  # 3 and 4
+            assert await b.owed_elsewhere("t1", "x", 5, mine_after=3)  # 4
+            assert not await b.owed_elsewhere("t1", "x", 5, mine_after=4)  # sent, or being sent
+            assert not await b.owed_elsewhere("t1", "x", 4, mine_after=3)  # none before 4
+            assert not await b.owed_elsewhere("t1", "y", 5, mine_after=0)  # another webhook
         finally:
             await a.aclose()
             await b.aclose()
