@@ -107,7 +107,13 @@ class Role(FastEnum):
 
 def _one_content(instance: "Part", attribute: "attrs.Attribute[Any]", value: Any) -> None:
     del attribute, value
-    present = sum(x is not None for x in (instance.text, instance.raw, instance.url, instance.data))
+    # (Summed by hand, not with a generator: every Part built, decoded ones too, runs this.)
+    present = (
+        (instance.text is not None)
+        + (instance.raw is not None)
+        + (instance.url is not None)
+        + (instance.data is not None)
+    )
     if present != 1:
         raise ValueError("a Part holds exactly one of text, raw, url or data")
 

@@ -27,7 +27,8 @@ def _canonical(value: Any) -> Any:
     sorted by key when dumped."""
     fields = _FIELDS.get(type(value))
     if fields is not None:
-        return [_canonical(item) for item in fields(value)]
+        # (Plain values stand for themselves: most fields are, and need no call.)
+        return [v if type(v) in _PLAIN else _canonical(v) for v in fields(value)]
     match value:
         case str() | int() | float() | bool() | None:
             return value
@@ -38,7 +39,7 @@ def _canonical(value: Any) -> Any:
         case datetime():
             return value.isoformat()
         case tuple() | list():
-            return [_canonical(item) for item in value]
+            return [v if type(v) in _PLAIN else _canonical(v) for v in value]
         case dict():
             return {key: _canonical(item) for key, item in value.items()}
         case _ if attrs.has(type(value)):
@@ -47,6 +48,8 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+#: The types that are their own canonical form (exactly these: a subclass goes the long way).
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 #: attrs classes met so far -> a getter of their fields' values, in declaration order
 #: (``attrs.fields`` is slow on a hot path, and one ``attrgetter`` call beats a ``getattr``
 #: per field).
