@@ -28,8 +28,8 @@ class CallPool:
     ``connect_timeout`` bounds opening a connection (and logging in), ``timeout`` each call's
     round trip and the wait for a connection when ``limit`` of them are busy. Failures are the
     connection's own exceptions (``OSError``, ``TimeoutError``, anyio's stream errors, or a
-    :class:`~._redis_resp.RespError` for a login Redis refused); an error *reply* is returned,
-    as a ``RespError`` value, for the caller to read.
+    :class:`~._redis_resp.RespError` for a login Redis refused or what is not RESP2); an error
+    *reply* is returned, as a ``RespError`` value, for the caller to read.
     """
 
     def __init__(

@@ -12,8 +12,7 @@ It speaks what the bus needs and nothing more: ``AUTH`` (a password, or a user a
 once connected, ``SUBSCRIBE`` that returns once Redis confirmed every channel (a change that came
 before must not be missed: the bus rings each new channel's task after it), ``UNSUBSCRIBE``, and
 the messages in order. Over TCP (with TLS for ``rediss://``) or a Unix socket. Any error of the
-connection ends it with an exception, and the bus connects afresh. (``parse`` and
-``RespError`` are re-exported from ``_redis_resp`` for the subscriber's users.)
+connection ends it with an exception, and the bus connects afresh.
 """
 
 from collections.abc import Iterable
@@ -22,9 +21,9 @@ from typing import Any
 
 import anyio
 
-from ._redis_resp import Address, RespError, RespStream, command, connect, parse
+from ._redis_resp import Address, RespError, RespStream, command, connect
 
-__all__ = ["PubSubConnection", "RespError", "parse"]
+__all__ = ["PubSubConnection"]
 
 
 class PubSubConnection:

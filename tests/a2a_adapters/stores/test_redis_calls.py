@@ -4,7 +4,8 @@ reply was not read (a call cancelled or timed out) or that Redis closed is never
 
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -31,6 +32,18 @@ def pool_for(server: RedisServer, **options: float) -> CallPool:
     settings = {"connect_timeout": 1.0, "timeout": 5.0} | options
     limit = int(settings.pop("limit", 64))
     return CallPool(Address(port=server.port), limit=limit, **settings)
+
+
+@asynccontextmanager
+async def pool_and_observer(server: RedisServer) -> AsyncIterator[tuple[CallPool, RespStream]]:
+    """A pool, and a connection of the test's own to watch and prod Redis with."""
+    pool = pool_for(server)
+    other = await connect(Address(port=server.port))
+    try:
+        yield pool, other
+    finally:
+        await other.aclose()
+        await pool.aclose()
 
 
 async def ask(connection: RespStream, *words: str | bytes | int) -> object:
@@ -106,9 +119,7 @@ def test_a_cancelled_call_closes_its_connection_so_no_call_reads_its_reply(
     server: RedisServer, loop: str
 ) -> None:
     async def scenario() -> None:
-        pool = pool_for(server)
-        other = await connect(Address(port=server.port))
-        try:
+        async with pool_and_observer(server) as (pool, other):
             await ask(other, "DEL", "calls:queue")
             async with anyio.create_task_group() as group:
                 group.start_soon(pool.call, command("BLPOP", "calls:queue", "5"))
@@ -119,9 +130,6 @@ def test_a_cancelled_call_closes_its_connection_so_no_call_reads_its_reply(
             await ask(other, "RPUSH", "calls:queue", "x")
             assert await pool.call(command("GET", "calls:missing")) is None  # its own reply
             assert await ask(other, "LLEN", "calls:queue") == 1  # ...so it took nothing
-        finally:
-            await other.aclose()
-            await pool.aclose()
 
     anyio.run(scenario, backend=loop)
 
@@ -131,18 +139,13 @@ def test_an_idle_connection_redis_closed_is_replaced_without_a_failed_call(
     server: RedisServer, loop: str
 ) -> None:
     async def scenario() -> None:
-        pool = pool_for(server)
-        other = await connect(Address(port=server.port))
-        try:
+        async with pool_and_observer(server) as (pool, other):
             first = await pool.call(command("CLIENT", "ID"))
             assert await ask(other, "CLIENT", "KILL", "ID", first) == 1
             await anyio.sleep(0.05)  # (the kernel has the news by then)
             second = await pool.call(command("CLIENT", "ID"))
             assert second != first
             assert pool.connections == 1
-        finally:
-            await other.aclose()
-            await pool.aclose()
 
     anyio.run(scenario, backend=loop)
 

@@ -13,8 +13,8 @@ import coredis
 import pytest
 
 from a2a_adapters.stores import RedisStore
-from a2a_adapters.stores._redis_pubsub import PubSubConnection, RespError
-from a2a_adapters.stores._redis_resp import Address
+from a2a_adapters.stores._redis_pubsub import PubSubConnection
+from a2a_adapters.stores._redis_resp import Address, RespError
 from tests.a2a_adapters.redis_server import RedisServer
 from tests.a2a_adapters.tls import self_signed
 
