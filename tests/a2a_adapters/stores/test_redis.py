@@ -356,6 +356,29 @@ def test_a_replica_that_drops_its_lease_has_its_runs_taken_at_once(redis_url: st
     anyio.run(scenario)
 
 
+def test_a_lease_given_up_is_claimed_at_once_even_by_a_replica_whose_lease_is_newer(
+    redis_url: str,
+) -> None:
+    # B's tenure begins after A gave its lease up: a lapsed lease would make B wait a whole
+    # lease (60 s here) before taking A for dead; a lease given up does not.
+    prefix = unique_prefix()
+
+    async def scenario() -> None:
+        a, b = (RedisStore(redis_url, prefix=prefix, replica=n, lease=60) for n in "ab")
+        try:
+            await a.renew_lease()
+            assert await a.commit([Put(running("t1"), 0)])
+            await a.drop_lease()
+            await anyio.sleep(0.01)  # (a millisecond or more between the drop and B's tenure)
+            await b.renew_lease()
+            assert await claimed_runs(b) == ["t1"]
+        finally:
+            await a.aclose()
+            await b.aclose()
+
+    anyio.run(scenario)
+
+
 @pytest.mark.parametrize("loop", LOOPS)
 def test_notifications_are_taken_over_once_and_only_after_the_lease_lapsed(
     loop: str, redis_url: str
