@@ -91,9 +91,16 @@ class _SortedIndex:
             self._blocks.append((array("q", (moment,)), [task_id]))
             self._maxes.append(key)
             return
-        at = min(bisect.bisect_left(self._maxes, key), len(self._blocks) - 1)
-        times, ids = self._blocks[at]
-        index = _first_not_less(times, ids, key)
+        if key > self._maxes[-1]:
+            # The newest key yet, as nearly every task's is (keys are status times): it goes
+            # at the end, with no search.
+            at = len(self._blocks) - 1
+            times, ids = self._blocks[at]
+            index = len(times)
+        else:
+            at = min(bisect.bisect_left(self._maxes, key), len(self._blocks) - 1)
+            times, ids = self._blocks[at]
+            index = _first_not_less(times, ids, key)
         times.insert(index, moment)
         ids.insert(index, task_id)
         self._maxes[at] = (times[-1], ids[-1])
@@ -320,6 +327,8 @@ class MemoryTasks:
         so a task deleted by one write may be created anew by a later one."""
         if len(writes) == 1:
             (write,) = writes
+            if type(write) is Put:
+                return self._put_one(write)
             if isinstance(write, Sent):
                 self._sent(write)
                 return True
@@ -343,6 +352,24 @@ class MemoryTasks:
                 self._sent(write)
             else:
                 self._apply(write)
+        return True
+
+    def _put_one(self, write: Put) -> bool:
+        """``commit`` of one Put, the write nearly every decision makes: the version and the
+        message ids it adds checked on the one stored entry, read once (a blob decoded once)."""
+        record = write.record
+        key = record.id
+        old, log = self._stored(key)
+        if (old.version if old is not None else 0) != write.expected:
+            return False
+        added = _added_messages(old, record)
+        if added:
+            held = self._messages.get(record.owner)
+            if held is not None:
+                for message_id, _ in added:
+                    if held.get(message_id, key) != key:
+                        return False
+        self._put(write, old, log, added)
         return True
 
     def _sent(self, sent: Sent) -> None:
@@ -394,40 +421,8 @@ class MemoryTasks:
     def _apply(self, write: Put | Delete) -> None:
         old, log = self._stored(_task_id(write))
         match write:
-            case Put(record=record, events=events):
-                key, terminal = record.id, record.state.terminal
-                if record.version != write.expected + 1:
-                    raise UsageError("a Put must advance the version by exactly one")
-                if events and events[0].seq != len(log) + 1:
-                    raise UsageError("logged events must continue the task's log without a gap")
-                added = [_CREATED if _is_creation(e, record) else e.event for e in events]
-                if not terminal:
-                    # Events may still come (a task waiting for input gets more with its next
-                    # turn): a list grows in amortized constant time.
-                    if isinstance(log, list):
-                        log.extend(added)
-                    else:
-                        self._logs[key] = [*log, *added]
-                else:
-                    # Finished, a tuple holds exactly its events, where a list would keep room
-                    # for more that a stored task would carry for as long as it is kept.
-                    final = log if isinstance(log, tuple) and not added else (*log, *added)
-                    self._logs[key] = final
-                self._records[key] = record
-                self._young.pop(key, None)
-                if terminal and not record.running:
-                    self._young[key] = None
-                    if len(self._young) > self.YOUNG:
-                        self._compact(next(iter(self._young)))
-                if write.outbox:
-                    owed = self._outbox.setdefault(key, {})
-                    for config_id, seq in write.outbox:
-                        owed.setdefault((config_id, seq), 0)
-                if old is None or _index_key(old) != _index_key(record):
-                    if old is not None:
-                        self._unindex(old)
-                    self._index(record)
-                self._hold(record, _added_messages(old, record))
+            case Put():
+                self._put(write, old, log, _added_messages(old, write.record))
             case Delete(task_id=task_id):
                 if old is not None:
                     self._unindex(old)
@@ -436,6 +431,49 @@ class MemoryTasks:
                 self._logs.pop(task_id, None)
                 self._outbox.pop(task_id, None)
                 self._young.pop(task_id, None)
+
+    def _put(
+        self,
+        write: Put,
+        old: TaskRecord | None,
+        log: Sequence[StreamEvent],
+        added_messages: Sequence[tuple[str, str]],
+    ) -> None:
+        """Store ``write``, checked already, over ``old`` and its ``log``."""
+        record, events = write.record, write.events
+        key, terminal = record.id, record.state.terminal
+        if record.version != write.expected + 1:
+            raise UsageError("a Put must advance the version by exactly one")
+        if events and events[0].seq != len(log) + 1:
+            raise UsageError("logged events must continue the task's log without a gap")
+        added = [_CREATED if _is_creation(e, record) else e.event for e in events]
+        if not terminal:
+            # Events may still come (a task waiting for input gets more with its next
+            # turn): a list grows in amortized constant time.
+            if isinstance(log, list):
+                log.extend(added)
+            else:
+                self._logs[key] = [*log, *added]
+        else:
+            # Finished, a tuple holds exactly its events, where a list would keep room
+            # for more that a stored task would carry for as long as it is kept.
+            final = log if isinstance(log, tuple) and not added else (*log, *added)
+            self._logs[key] = final
+        self._records[key] = record
+        self._young.pop(key, None)
+        if terminal and not record.running:
+            self._young[key] = None
+            if len(self._young) > self.YOUNG:
+                self._compact(next(iter(self._young)))
+        if write.outbox:
+            owed = self._outbox.setdefault(key, {})
+            for config_id, seq in write.outbox:
+                owed.setdefault((config_id, seq), 0)
+        if old is None or _index_key(old) != _index_key(record):
+            if old is not None:
+                self._unindex(old)
+            self._index(record)
+        self._hold(record, added_messages)
 
     def _compact(self, key: str) -> None:
         """Keep the settled task under ``key`` as a blob from now on."""

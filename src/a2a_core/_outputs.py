@@ -9,7 +9,15 @@ end completes a task the agent left submitted or working.
 import attrs
 
 from ._agent_api import ArtifactChunk, StateChange, Update, exception_status, normalize
-from ._changes import commit, invalid_state, merge, set_status, status_event
+from ._changes import (
+    commit,
+    invalid_state,
+    merge,
+    set_status,
+    status_event,
+    successor,
+    with_artifacts,
+)
 from ._config import CoreConfig
 from ._effects import Decision, StopRun
 from ._errors import InvalidAgentResponseError
@@ -92,7 +100,7 @@ def _apply(
                 transition(task.status.state, Trigger.AGENT_ARTIFACT)  # legal while not terminal
                 if not artifact.artifact_id:
                     artifact = attrs.evolve(artifact, artifact_id=ctx.new_id())
-                task = attrs.evolve(task, artifacts=merge(task.artifacts, artifact, append))
+                task = with_artifacts(task, merge(task.artifacts, artifact, append))
                 index = next(
                     i for i, a in enumerate(task.artifacts) if a.artifact_id == artifact.artifact_id
                 )
@@ -129,13 +137,6 @@ def _apply(
     over = RunEffect.OVER in run_effects
     if not events and running == record.running:
         return Decision(run_over=over)
-    updated = attrs.evolve(
-        record,
-        task=task,
-        version=record.version + 1,
-        running=running,
-        seq=record.seq + len(events),
-        replied=replied,
-    )
+    updated = successor(record, task, events=len(events), running=running, replied=replied)
     put, published = commit(config, record, updated, events)
     return Decision(writes=(put,), effects=published, run_over=over)

@@ -28,8 +28,6 @@ it was decided from; the store refuses the write if someone else wrote in betwee
 adapter decides again on fresh data.
 """
 
-import attrs
-
 from ._card import complete_card
 from ._changes import view
 from ._config import CoreConfig
@@ -82,7 +80,7 @@ class Reducer:
             case Call(request=SendMessageRequest(message=message, tenant=tenant)):
                 owner = Owner(inp.caller.principal, tenant)
                 key = MessageKey(owner, message.message_id) if message.message_id else None
-                return attrs.evolve(task_reads(owner, message.task_id), message=key)
+                return task_reads(owner, message.task_id, key)
             case Call(
                 request=GetTaskRequest(id=task_id, tenant=tenant)
                 | CancelTaskRequest(id=task_id, tenant=tenant)

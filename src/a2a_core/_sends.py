@@ -13,7 +13,7 @@ import attrs
 
 from ._agent_api import AgentContext
 from ._card_model import AgentCard
-from ._changes import claim, commit, status_event, view, with_push_config
+from ._changes import claim, commit, in_task, status_event, successor, view, with_push_config
 from ._config import CoreConfig
 from ._effects import AwaitTask, CallReply, Decision, Effect, Respond, StartRun, StopRun
 from ._errors import UnsupportedOperationError
@@ -188,7 +188,7 @@ def _create(
     """A new task; ``named``: the key of the id its client chose (the message's task id)."""
     task_id = request.message.task_id if named else ctx.new_id()
     context_id = message.context_id or ctx.new_id()
-    message = attrs.evolve(message, task_id=task_id, context_id=context_id)
+    message = in_task(message, task_id, context_id)
     task = Task(
         id=task_id,
         context_id=context_id,
@@ -248,19 +248,19 @@ def _follow_up(
             f"task {task.id} holds {held} messages and may hold at most {limit}; "
             f"go on in a new task of the same context ({task.context_id})",
         )
-    message = attrs.evolve(message, task_id=task.id, context_id=task.context_id)
+    message = in_task(message, task.id, task.context_id)
     status = TaskStatus(state, timestamp=ctx.now)
     # One copy of the history, however long (an immutable task can do no better).
-    task = attrs.evolve(task, status=status, history=(*task.history, *superseded, message))
+    history = (*task.history, *superseded, message)
+    task = Task(task.id, status, task.context_id, task.artifacts, history, task.metadata)
     run_effects, running = run_step(record.running, RunTrigger.TURN)
     run = record.run + 1
-    updated = attrs.evolve(
+    updated = successor(
         record,
-        task=task,
-        version=record.version + 1,
+        task,
+        events=1,
         run=run,
         running=running,
-        seq=record.seq + 1,
         replied=False,
         messages=(*record.messages, *claim(message, fingerprint)),
     )

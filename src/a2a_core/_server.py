@@ -1019,7 +1019,8 @@ class Server:
             match effect:
                 case StartRun():
                     owner = inp.caller.principal if isinstance(inp, Call) else ""
-                    self._begin(attrs.evolve(effect, exchange=job.exchange), now, owner)
+                    tied = StartRun(effect.task_id, effect.run, effect.context, job.exchange)
+                    self._begin(tied, now, owner)
                 case StopRun(task_id=task_id, run=run):
                     self._end_run(task_id, run)
                     self._act(effect)

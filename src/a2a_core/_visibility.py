@@ -13,16 +13,19 @@ import attrs
 from ._config import CoreConfig
 from ._effects import Decision
 from ._records import Owner, TaskRecord, named_key
-from ._storage import Delete, Expired, Page, Put, Reads, Snapshot
+from ._storage import Delete, Expired, MessageKey, Page, Put, Reads, Snapshot
 from ._validation import bad_param, not_found
 
 __all__ = ["live", "mine", "owned", "sweep", "task_reads", "unexpired", "with_expiry_alarm"]
 
 
-def task_reads(owner: Owner, task_id: str) -> Reads:
+def task_reads(owner: Owner, task_id: str, message: MessageKey | None = None) -> Reads:
     """The reads that find ``owner``'s task with this id: kept under the id, or under its
-    :func:`named_key` if its client chose the id."""
-    return Reads(task_id=task_id, named=named_key(owner, task_id) if task_id else "")
+    :func:`named_key` if its client chose the id (and the task holding ``message``, if
+    given)."""
+    return Reads(
+        task_id=task_id, named=named_key(owner, task_id) if task_id else "", message=message
+    )
 
 
 def mine(snapshot: Snapshot, task_id: str, owner: Owner) -> TaskRecord | None:
