@@ -24,11 +24,14 @@ __all__ = ["HEADER", "active", "declared", "missing_required", "refusal"]
 #: The header that carries extensions, both ways (lower case, as the core compares them).
 HEADER = "a2a-extensions"
 _HEADERS = (HEADER, "x-a2a-extensions")
+_NONE: frozenset[str] = frozenset()
 
 
 def declared(headers: Mapping[str, str]) -> frozenset[str]:
     """The extension URIs a request's headers declare (empty entries dropped). Their number
     and length are bounded by the adapter's limit on a request's head."""
+    if HEADER not in headers and _HEADERS[1] not in headers:
+        return _NONE  # as most requests declare: no generator and set built for nothing
     found = (uri.strip() for name in _HEADERS for uri in headers.get(name, "").split(","))
     return frozenset(uri for uri in found if uri)
 

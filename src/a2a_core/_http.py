@@ -182,7 +182,11 @@ class HttpFront:
             response = self._encoder.render(dispatch, reply)
         value = reply.value if isinstance(reply, Respond) else None
         task_id = task_concerned(dispatch.call.request, value)
-        return attrs.evolve(response, task_id=task_id, served=served_by(dispatch, reply))
+        # Built anew rather than evolved (evolve looks every field up by name, a few
+        # microseconds a reply); tests/a2a_core/test_changes.py holds the fields to this list.
+        served = served_by(dispatch, reply)
+        r = response
+        return HttpResponse(r.status, r.headers, r.body, r.trailers, task_id, served)
 
     def stream_headers(self, dispatch: Dispatch | None = None) -> tuple[tuple[str, str], ...]:
         """The headers of a streamed response (an event stream, or gRPC's; for ``dispatch``:

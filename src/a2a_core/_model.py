@@ -75,26 +75,25 @@ class TaskState(FastEnum):
     REJECTED = "TASK_STATE_REJECTED"
     AUTH_REQUIRED = "TASK_STATE_AUTH_REQUIRED"
 
-    @property
-    def terminal(self) -> bool:
-        """A terminal task is immutable: no message, cancel or agent output changes it."""
-        return self in _TERMINAL
-
-    @property
-    def interrupted(self) -> bool:
-        """The agent waits on the client (input or credentials); a blocking send returns here."""
-        return self in _INTERRUPTED
-
-    @property
-    def settled(self) -> bool:
-        """Terminal or interrupted: the point where a blocking send answers and a stream closes."""
-        return self in _TERMINAL or self in _INTERRUPTED
+    # Set on each member below, once: asked of a state several times in every decision, an
+    # attribute is read in C, where a property ran Python code each time.
+    #: A terminal task is immutable: no message, cancel or agent output changes it.
+    terminal: bool
+    #: The agent waits on the client (input or credentials); a blocking send returns here.
+    interrupted: bool
+    #: Terminal or interrupted: the point where a blocking send answers and a stream closes.
+    settled: bool
 
 
 _TERMINAL = frozenset(
     {TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED, TaskState.REJECTED}
 )
 _INTERRUPTED = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
+for _state in TaskState:
+    _state.terminal = _state in _TERMINAL
+    _state.interrupted = _state in _INTERRUPTED
+    _state.settled = _state.terminal or _state.interrupted
+del _state
 
 
 class Role(FastEnum):

@@ -110,7 +110,6 @@ def send(
     else:
         skill = skill_of(card, config, request)
         check_media_types(card, message, skill)
-        message = attrs.evolve(message, task_id="")
         write, effects = _create(
             config,
             owner,

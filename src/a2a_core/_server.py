@@ -465,6 +465,12 @@ class Server:
         self._run_owners: dict[str, str] = {}
         self._owner_runs: dict[str, int] = {}
         self._reserved: dict[int, _Reserved] = {}
+        config = self.core.config
+        self._limited = not (
+            config.max_runs is None
+            and config.max_runs_per_owner is None
+            and config.max_streams is None
+        )
         #: How many times a stream fell a whole window behind (and read on from the log).
         self.stalls = 0
         self._actions: list[Action] = []
@@ -807,6 +813,8 @@ class Server:
         """Watch the tasks someone here has come to care about, and stop watching the ones
         nobody does any more (once per call, so that a task cared for only in passing costs
         nothing)."""
+        if not self._touched:
+            return  # alone on its store, a server watches nothing: most calls end here
         touched, self._touched = self._touched, set()
         for task_id in sorted(touched):
             cared = task_id in self._waiters or task_id in self._followers or task_id in self._runs
@@ -926,6 +934,8 @@ class Server:
         return again
 
     def _look_again(self, tasks: set[str], now: datetime) -> None:
+        if not tasks:
+            return
         for task_id in sorted(tasks):
             if task_id in self._runs:
                 self._check(task_id, now)
@@ -1078,8 +1088,10 @@ class Server:
         """What a caller's ``decision`` would start (runs, a stream) if it is within the
         capacity limits, or the busy error that refuses it (before anything is written: a
         refused send leaves no task behind). ``None``: it starts nothing that is limited."""
-        if not isinstance(job.input, Call) or job.dispatch is None:
-            return None  # not a caller's: recovery and agents' own progress are never refused
+        if not self._limited or not isinstance(job.input, Call) or job.dispatch is None:
+            # No limit to keep; or not a caller's: recovery and agents' own progress are
+            # never refused.
+            return None
         config = self.core.config
         runs = sum(1 for effect in decision.effects if isinstance(effect, StartRun))
         stream = isinstance(decision.reply, FollowTask)
@@ -1495,7 +1507,10 @@ def _store_error(why: str, unavailable: bool) -> InternalError | UnavailableErro
 
 
 def _put_keys(decision: Decision) -> frozenset[str]:
-    return frozenset(w.record.id for w in decision.writes if isinstance(w, Put))
+    writes = decision.writes
+    if len(writes) == 1 and type(writes[0]) is Put:  # as nearly every decision's
+        return frozenset((writes[0].record.id,))
+    return frozenset(w.record.id for w in writes if isinstance(w, Put))
 
 
 def _superseded(run: int, record: TaskRecord | None) -> bool:

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 import attrs
 
 from a2a_core._changes import in_task, set_status, successor, with_artifacts
+from a2a_core._exchange import HttpResponse
 from a2a_core._inputs import World
 from a2a_core._model import (
     Artifact,
@@ -42,6 +43,7 @@ def test_the_builders_know_every_field() -> None:
         "push_configs",
         "key",
     )
+    assert _names(HttpResponse) == ("status", "headers", "body", "trailers", "task_id", "served")
     assert _names(Task) == ("id", "status", "context_id", "artifacts", "history", "metadata")
     assert _names(Message) == (
         "message_id",
