@@ -1,6 +1,6 @@
 """Benchmarks without HTTP, each run in a fresh process: core rate, memory per task, store latency.
 
-    python -m benchmarks.inprocess core ours|a2a-sdk COUNT
+    python -m benchmarks.inprocess core ours|a2a-sdk|floor COUNT
     python -m benchmarks.inprocess memory ours|a2a-sdk COUNT
     python -m benchmarks.inprocess store ours|a2a-sdk COUNT
     python -m benchmarks.inprocess followups ours COUNT
@@ -17,6 +17,8 @@ the other's memory reading.
   sans-IO server machine alone (``a2a_core.transport.Server`` keeping its tasks in memory),
   driven synchronously (no event loop at all); the SDK's is its ``DefaultRequestHandler``
   called directly, with the JSON and protobuf conversions its JSON-RPC route does around it.
+  ``floor`` is the least any server must do for the same send on our codec (``core_floor``):
+  how much of ours its guarantees take.
 * ``memory``: resident memory per stored completed task, after ``COUNT`` blocking sends through
   each server's whole request path short of HTTP (our ``Engine.handle``, the SDK's handler).
 * ``store``: mean latency of get, save and list-first-page on each server's in-memory store
@@ -140,6 +142,49 @@ def core_ours(count: int) -> dict[str, Any]:
         server.agent_output(start.task_id, start.run, completed(), now)
         return _answer_of(server.take_actions())
 
+    return _timed_sends(send, count)
+
+
+def core_floor(count: int) -> dict[str, Any]:
+    """The least any server must do for ``core``'s send, on our own codec: the request's JSON
+    decoded and its message structured, the task's three versions built (created, its
+    artifact, completed) and kept in a dict, the completed task encoded as the reply. No
+    decision, check, index, idempotency, event log or effect: the floor under ``core ours``,
+    which says how much of its time the design's guarantees take."""
+    from a2a_core import Task, TaskState, TaskStatus, text_artifact
+    from a2a_core._changes import in_task, with_artifacts
+    from a2a_core._json import loads
+    from a2a_core._jsonrpc import result_body
+    from a2a_core._model import Message
+    from a2a_core._wire_v1 import V1Codec
+
+    codec = V1Codec()
+    tasks: dict[str, Task] = {}
+    epoch = datetime(2026, 1, 1, tzinfo=UTC)
+    bodies = [_send_body(n) for n in range(count + COUNTED_SENDS)]
+
+    def send(n: int) -> bytes:
+        now = epoch + timedelta(microseconds=n)
+        request = loads(bodies[n])
+        message = codec.decode(Message, request["params"]["message"], "params.message")
+        task_id, context_id = f"t-{n}", f"c-{n}"
+        history = (in_task(message, task_id, context_id),)
+        task = Task(
+            task_id, TaskStatus(TaskState.SUBMITTED, timestamp=now), context_id, (), history
+        )
+        tasks[task_id] = task
+        task = with_artifacts(task, (text_artifact(message.text, artifact_id="echo"),))
+        tasks[task_id] = task
+        status = TaskStatus(TaskState.COMPLETED, timestamp=now)
+        task = Task(task_id, status, context_id, task.artifacts, task.history)
+        tasks[task_id] = task
+        return result_body(request["id"], codec.encode_event(task))
+
+    return _timed_sends(send, count)
+
+
+def _timed_sends(send: Callable[[int], bytes], count: int) -> dict[str, Any]:
+    """``count`` sends timed, then the calls :data:`COUNTED_SENDS` more make."""
     started = time.perf_counter()
     for n in range(count):
         response = send(n)
@@ -322,7 +367,9 @@ def memory_sdk(count: int) -> dict[str, Any]:
     return asyncio.run(run())
 
 
-def _fill_engine(server: Any, count: int) -> Awaitable[None]:
+def _fill_engine(server: Any, count: int, first: int = 0) -> Awaitable[None]:
+    """``count`` blocking sends through ``server``, their message ids numbered from ``first``
+    (a number sent before would be an idempotent re-send, making no task)."""
     from a2a_core.transport import HttpRequest
 
     headers = {"content-type": "application/json", "a2a-version": "1.0"}
@@ -331,7 +378,7 @@ def _fill_engine(server: Any, count: int) -> Awaitable[None]:
         response = await server.handle(HttpRequest("POST", "/", headers, _send_body(n)), "http://b")
         assert b"TASK_STATE_COMPLETED" in getattr(response, "body", b"")
 
-    return _fill(send, 0, count)
+    return _fill(send, first, count)
 
 
 def settled_sqlite_ours(count: int) -> dict[str, Any]:
@@ -418,10 +465,11 @@ def settled_redis_ours(count: int) -> dict[str, Any]:
         server = engine(store)
         async with anyio.create_task_group() as group:
             await group.start(server.run)
-            await _fill_engine(server, min(1000, count))  # the store's scripts loaded first
+            warmup = min(1000, count)
+            await _fill_engine(server, warmup)  # the store's scripts loaded first
             before = await used(url)
             started = time.perf_counter()
-            await _fill_engine(server, count)
+            await _fill_engine(server, count, first=warmup)
             seconds = time.perf_counter() - started
             after = await used(url)
             await server.aclose()
@@ -468,31 +516,61 @@ async def _store_figures(
     }
 
 
-def _ours_records(count: int) -> list[Any]:
-    """``count`` completed tasks as our stores keep them (records, no event log)."""
+def _ours_record(n: int) -> Any:
+    """Completed task number ``n`` as our stores keep it (a record, no event log)."""
     from a2a_core import Message, Part, Role, Task, TaskState, TaskStatus, text_artifact
     from a2a_core.store import Owner, TaskRecord, message_fingerprint
 
-    owner = Owner("anonymous")
+    message = Message(
+        message_id=f"m-{n}", role=Role.USER, parts=(Part(text="hello"),), task_id=f"t-{n}"
+    )
+    status = TaskStatus(TaskState.COMPLETED, timestamp=EPOCH + timedelta(microseconds=n))
+    task = Task(
+        f"t-{n}",
+        status,
+        context_id=f"c-{n}",
+        artifacts=(text_artifact("hello", artifact_id="echo"),),
+        history=(message,),
+    )
+    fingerprint = message_fingerprint(message)
+    return TaskRecord(
+        task,
+        Owner("anonymous"),
+        1,
+        EPOCH,
+        run=1,
+        seq=3,
+        messages=((message.message_id, fingerprint),),
+    )
 
-    def record(n: int) -> TaskRecord:
-        message = Message(
-            message_id=f"m-{n}", role=Role.USER, parts=(Part(text="hello"),), task_id=f"t-{n}"
-        )
-        status = TaskStatus(TaskState.COMPLETED, timestamp=EPOCH + timedelta(microseconds=n))
-        task = Task(
-            f"t-{n}",
-            status,
-            context_id=f"c-{n}",
-            artifacts=(text_artifact("hello", artifact_id="echo"),),
-            history=(message,),
-        )
-        fingerprint = message_fingerprint(message)
-        return TaskRecord(
-            task, owner, 1, EPOCH, run=1, seq=3, messages=((message.message_id, fingerprint),)
-        )
 
-    return [record(n) for n in range(count)]
+class _Records:
+    """``count`` completed tasks (:func:`_ours_record`), each built when asked for; one set
+    (a new version) is kept. A benchmark at a million tasks then holds what the store holds
+    and no more: a list of a million records beside it took gigabytes, and its scattered
+    objects slowed every read the store timed."""
+
+    def __init__(self, count: int) -> None:
+        self._count = count
+        self._changed: dict[int, Any] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index: int) -> Any:
+        found = self._changed.get(index)
+        return found if found is not None else _ours_record(index)
+
+    def __setitem__(self, index: int, record: Any) -> None:
+        self._changed[index] = record
+
+    def batch(self, first: int, size: int) -> list[Any]:
+        return [self[n] for n in range(first, min(first + size, self._count))]
+
+
+def _ours_records(count: int) -> _Records:
+    """``count`` completed tasks as our stores keep them (records, no event log)."""
+    return _Records(count)
 
 
 #: When the stored tasks' clocks start.
@@ -500,7 +578,7 @@ EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 async def _ours_figures(
-    store: Any, records: list[Any], fill: Callable[[], Awaitable[None]], ops: int = 0
+    store: Any, records: _Records, fill: Callable[[], Awaitable[None]], ops: int = 0
 ) -> dict[str, Any]:
     """get, save and list on one of our stores, filled by ``fill`` with ``records``."""
     import attrs
@@ -543,20 +621,20 @@ def store_ours(count: int) -> dict[str, Any]:
     records = _ours_records(count)
 
     async def fill() -> None:
-        for r in records:
-            assert await store.commit([Put(r, 0)])
+        for n in range(count):
+            assert await store.commit([Put(records[n], 0)])
 
     return asyncio.run(_ours_figures(store, records, fill))
 
 
-async def fill_in_batches(store: Any, records: list[Any], filled: dict[str, Any]) -> None:
+async def fill_in_batches(store: Any, records: _Records, filled: dict[str, Any]) -> None:
     """Store ``records`` as new tasks, :data:`FILL_BATCH` to a commit (one transaction each on
     SQLite, rather than one fsync a task), noting the seconds it took in ``filled``."""
     from a2a_core.store import Put
 
     started = time.perf_counter()
     for first in range(0, len(records), FILL_BATCH):
-        batch = records[first : first + FILL_BATCH]
+        batch = records.batch(first, FILL_BATCH)
         assert await store.commit([Put(r, 0) for r in batch])
     filled["fill_seconds"] = time.perf_counter() - started
 
@@ -730,6 +808,7 @@ FILL_BATCH = 1000
 BENCHMARKS: dict[tuple[str, str], Callable[[int], dict[str, Any]]] = {
     ("core", "ours"): core_ours,
     ("core", "a2a-sdk"): core_sdk,
+    ("core", "floor"): core_floor,
     ("memory", "ours"): memory_ours,
     ("memory", "a2a-sdk"): memory_sdk,
     ("settled-sqlite", "ours"): settled_sqlite_ours,

@@ -292,13 +292,21 @@ def run_replicas(sizes: Sizes) -> list[Row]:
 
 
 def run_core(sizes: Sizes) -> list[Row]:
-    results = {name: run_in_subprocess("core", name, sizes.core_sends) for name in ("ours", THEIRS)}
+    names = ("ours", THEIRS, "floor")
+    results = {name: run_in_subprocess("core", name, sizes.core_sends) for name in names}
+    floor = results.pop("floor")
     figures = {name: r["per_second"] for name, r in results.items()}
     calls = {name: r["calls_per_send"] for name, r in results.items()}
     return [
         row("SendMessage in process, no HTTP", "calls/s", "higher", **figures, detail=results),
         row("function calls per SendMessage, in process", "calls", "lower", **calls),
+        # What any server must do for the same send, on our codec: no column of the SDK's.
+        row(FLOOR_ROW, "calls/s", "higher", ours=floor["per_second"], detail=floor),
     ]
+
+
+#: The floor under the core's rate (``benchmarks.inprocess.core_floor``).
+FLOOR_ROW = "SendMessage in process, the floor (codec and records only)"
 
 
 SCENARIOS: dict[str, Callable[[Sizes], list[Row]]] = {
@@ -345,6 +353,30 @@ def report(
     return "\n".join(lines)
 
 
+def _issue_18(rows: list[Row], check: Callable[[str, float, str, bool], None]) -> None:
+    """Issue 18's targets: ten times the SDK over HTTP with a tenth of its p99, thirty times
+    (and 20,000 sends a second) in process, the trio adapter within 2x of the asyncio one."""
+    for level in (16, 64):
+        r = _find(rows, f"blocking send c={level}")
+        if r:
+            ratio = r["ours"] / r[THEIRS]
+            check(f"issue 18: blocking send c={level}, ours/sdk", ratio, ">= 10", ratio >= 10)
+            if r.get("ours-trio"):
+                slower = r["ours"] / r["ours-trio"]
+                name = f"issue 18: blocking send c={level}, asyncio/trio"
+                check(name, slower, "<= 2", slower <= 2)
+        p99 = _find(rows, f"blocking send c={level} p99")
+        if p99:
+            ratio = p99["ours"] / p99[THEIRS]
+            check(f"issue 18: p99 at c={level}, ours/sdk", ratio, "<= 0.1", ratio <= 0.1)
+    core = _find(rows, "SendMessage in process, no HTTP")
+    if core:
+        ratio = core["ours"] / core[THEIRS]
+        check("issue 18: SendMessage in process, ours/sdk", ratio, ">= 30", ratio >= 30)
+        rate = core["ours"]
+        check("issue 18: SendMessage in process, sends/s", rate, ">= 20000", rate >= 20_000)
+
+
 SQLITE_RATIOS: Ratios = {f"{c.split()[-1]}/sdk": (c, SDK_SQLITE) for c in OURS_SQLITE}
 
 
@@ -387,6 +419,7 @@ def targets(rows: list[Row]) -> list[dict[str, Any]]:
     if p99:
         ratio = p99["ours"] / p99[THEIRS]
         check("p99 at c=64, ours/sdk", ratio, "<= 0.2", ratio <= 0.2)
+    _issue_18(rows, check)
     memory = next((r for r in rows if r["benchmark"].startswith("memory per stored task")), None)
     if memory:
         ratio = memory["ours"] / memory[THEIRS]
