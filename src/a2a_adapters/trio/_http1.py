@@ -332,9 +332,13 @@ class _Connection:
             return
         if self._in_head:
             # httptools keeps a header field to itself until the next begins: count what it
-            # has not reported yet as well, so an endless field is cut off too.
+            # has not reported yet as well, so an endless field is cut off too. That is at most
+            # the last two lines of these bytes (a field it has, one it is reading), or all of
+            # them if it reported nothing from them.
             if self._reported:
-                self._unreported = 0
+                end = data.rfind(b"\n")
+                start = data.rfind(b"\n", 0, end) if end > 0 else -1
+                self._unreported = len(data) - (start + 1)
                 self._reported = False
             else:
                 self._unreported += len(data)
