@@ -642,6 +642,10 @@ class _Cycle:
                 raise RuntimeError("http.response.body before http.response.start")
             if self.complete:
                 return
+            if self.disconnected:  # nobody to write to: the application hears it in receive
+                if not message.get("more_body", False):
+                    self.complete = True
+                return
             body = message.get("body", b"")
             more = message.get("more_body", False)
             if self._no_body:

@@ -26,6 +26,7 @@ Errors of the application go to the ``a2a_adapters.trio`` logger on HTTP/1.1 and
 none), so they reach Python logging with their tracebacks.
 """
 
+import logging
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from functools import partial
@@ -57,6 +58,8 @@ from a2a_adapters._tls import TlsFiles, check
 from ._http1 import Http1Server
 
 __all__ = ["serve_app"]
+
+log = logging.getLogger("a2a_adapters.trio")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -160,6 +163,9 @@ async def serve_app(
                 read = await http1.serve(secure, client, server)
                 if read is not None:  # HTTP/2's preface without ALPN
                     await http2(cast(trio.abc.Stream, _Replay(secure, read)), watched)
+            except Exception:  # a bug: it costs this connection, never the server
+                log.exception("The connection failed")
+                await trio.aclose_forcefully(stream)
             finally:
                 gate.release()
 
@@ -192,14 +198,10 @@ def _addresses(
     if sock.family not in (socket.AF_INET, socket.AF_INET6):
         return None, None
     try:
-        peer = sock.getpeername()
-    except OSError:
-        peer = None
-    here = sock.getsockname()
-    return (
-        (peer[0], peer[1]) if peer else None,
-        (here[0], here[1]),
-    )
+        peer, here = sock.getpeername(), sock.getsockname()
+    except OSError:  # (the client has gone already)
+        return None, None
+    return (peer[0], peer[1]), (here[0], here[1])
 
 
 async def _until_either(trigger: Callable[[], Awaitable[Any]], app: QuartTrio) -> None:
