@@ -32,13 +32,14 @@ called, its response written, and the next request read.
 
 import json
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import suppress
 from email.utils import formatdate
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 import httptools
@@ -209,6 +210,8 @@ class _Connection:
     ) -> None:
         self.server = server
         self.stream = stream
+        #: A plain socket (no TLS) on POSIX, where a response's end may be written at once.
+        self.plain = type(stream) is trio.SocketStream and os.name == "posix"
         self.client = client
         self.sockname = sockname
         self.limits = server.limits
@@ -663,6 +666,8 @@ class _Cycle:
                 self.complete = True
                 if self._waiting is not None:
                     self._waiting.cancel()
+            if not more and self._connection.plain:
+                data = self._write_at_once(data)
             if data:
                 await self.write(data)
         elif kind == "http.response.start":
@@ -726,6 +731,21 @@ class _Cycle:
             parts.append(b"connection: close\r\n")
         parts.append(b"\r\n")
         return b"".join(parts)
+
+    def _write_at_once(self, data: bytes) -> bytes:
+        """Write the end of a response straight to the socket, as much as it takes now; what
+        is left (all of it if nothing went) is for :meth:`write`. A trio write is a trip
+        through the scheduler even when the socket has room; after the last write of a response
+        the connection reads, which is a checkpoint of its own, so nothing waits any longer."""
+        stream = cast(trio.SocketStream, self._connection.stream)  # (``plain``)
+        fileno = stream.socket.fileno()
+        if fileno < 0 or not data:
+            return data
+        try:
+            sent = os.write(fileno, data)
+        except OSError:  # no room (EAGAIN), or gone (EPIPE...): trio's write will say which
+            return data
+        return data[sent:]
 
     async def write(self, data: bytes) -> None:
         """Write ``data``; a client that has gone is noted (and ``receive`` says so)."""
