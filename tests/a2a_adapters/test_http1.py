@@ -78,6 +78,16 @@ def _app(events: list[tuple[str, str]]) -> Any:
             await send({"type": "http.response.body", "body": b"no"})
             events.append(("done", path))
             return
+        if path == "/short":  # promises more than it sends
+            headers = [(b"content-length", b"10")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": b"abc"})
+            return
+        if path == "/split":  # a header that would split the response
+            headers = [(b"x-evil", b"a\r\nset-cookie: b")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+            return
         if path == "/slow":
             await trio.sleep(0.5)
         body = await _read_body(receive)
@@ -414,6 +424,18 @@ def test_an_application_error_is_a_500_without_traceback(
     assert error["status"] == "INTERNAL"
     assert "application failed" not in error["message"]
     assert any(r.exc_info for r in caplog.records if r.name == "a2a_adapters.trio")
+
+
+def test_a_header_with_a_line_break_is_a_500(server: Served) -> None:
+    _refused(server.url, rawhttp.head("GET", "/split"), 500)
+
+
+def test_a_body_short_of_its_length_closes_the_connection(server: Served) -> None:
+    with rawhttp.connect(server.url) as sock:
+        sock.sendall(rawhttp.head("GET", "/short"))
+        data = _read_until(sock, b"\x00")  # until the server closes
+    assert data.startswith(b"HTTP/1.1 200 ")
+    assert data.endswith(b"\r\n\r\nabc")
 
 
 # --- streamed responses -------------------------------------------------------------------------

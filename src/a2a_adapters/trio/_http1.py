@@ -548,6 +548,7 @@ class _Cycle:
         "_connection",
         "_continued",
         "_head",
+        "_left",
         "_no_body",
         "_request",
         "_waiting",
@@ -564,6 +565,8 @@ class _Cycle:
         self._continued = False
         self._body_deadline: float | None = None
         self._head: bytes | None = None
+        #: Body bytes the response's ``content-length`` still promises (``None``: no length).
+        self._left: int | None = None
         self._chunked = False
         self._no_body = False
         self._waiting: trio.CancelScope | None = None
@@ -659,6 +662,17 @@ class _Cycle:
                     data += b"0\r\n\r\n"
             else:
                 data = body
+                left = self._left
+                if left is not None:
+                    over = len(body) > left
+                    if over:
+                        data = data[:left]
+                    self._left = left = max(0, left - len(body))
+                    if over or (not more and left):
+                        # Not the length it said: the client could not tell where it ends.
+                        log.error("The response's body is not its content-length")
+                        self.keep_alive = False
+                        self._connection.broken = True
             if self._head is not None:
                 data = self._head + data
                 self._head = None
@@ -675,8 +689,8 @@ class _Cycle:
                 if self.complete:
                     return  # (after a 408 the server sent)
                 raise RuntimeError("http.response.start sent twice")
-            self.started = True
             head = self._response_head(message["status"], message.get("headers", ()))
+            self.started = True
             if message.get(WHOLE):
                 self._head = head  # written with the body, in one write
             else:
@@ -700,6 +714,7 @@ class _Cycle:
             lowered = name.lower()
             if lowered == b"content-length":
                 length = True
+                self._left = int(value)
             elif lowered == b"transfer-encoding":
                 chunked = True
                 continue  # framing is the server's: written below
@@ -714,7 +729,9 @@ class _Cycle:
             parts.append(_Date.now())
         if status < 200 or status in _NO_BODY_STATUSES or request.method == "HEAD":
             self._no_body = True
+            self._left = None
         elif chunked or not length:
+            self._left = None
             if request.version == "1.1":
                 self._chunked = True
                 parts.append(b"transfer-encoding: chunked\r\n")
