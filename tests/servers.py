@@ -87,7 +87,7 @@ def running_grpc_server(
     """Serve ``agent`` with the gRPC binding too (on its own port, or with ``same_port``, on
     trio only, on the HTTP port as h2c); ``options`` go to ``build_engine``."""
     if same_port and ADAPTER != "trio":
-        raise ValueError("only hypercorn (trio) serves HTTP/1.1 and HTTP/2 on one port")
+        raise ValueError("only the trio adapter serves HTTP/1.1 and HTTP/2 on one port")
     sock = bind_socket("127.0.0.1", 0)
     grpc_sock = None if same_port else bind_socket("127.0.0.1", 0)
     grpc_port = (grpc_sock or sock).getsockname()[1]

@@ -4,7 +4,8 @@
 
 * ``asgi``: a raw ASGI application on uvicorn with httptools and uvloop, configured as our
   asyncio adapter serves it (our A2A requests reach the engine straight from ASGI);
-* ``asgi-trio``: the same application on hypercorn's trio worker, as our trio adapter serves;
+* ``asgi-trio``: the same application on hypercorn's trio worker, as our trio adapter served it
+  before it had an HTTP/1.1 server of its own (it still serves HTTP/2 so);
 * ``asgi-uvicorn``: the same application on uvicorn with its defaults, as the a2a-sdk runs;
 * ``quart``, ``quart-trio``, ``starlette``: a route of the framework each server is built on
   (Quart on uvicorn, QuartTrio on hypercorn's trio worker, Starlette on uvicorn).

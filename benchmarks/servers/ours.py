@@ -2,8 +2,9 @@
 ``python -m benchmarks.servers.ours PORT [asyncio|trio] [STORE] [GRPC_PORT]``.
 
 asyncio: the Quart application on uvicorn with uvloop (what ``serve`` runs); trio: the QuartTrio
-application on hypercorn's trio worker (what ``serve(loop="trio")`` runs). ``STORE`` is a store
-URL as ``--store`` takes it (``memory``, the default, or ``sqlite:PATH?synchronous=full``).
+application on the trio adapter's own HTTP/1.1 server (what ``serve(loop="trio")`` runs).
+``STORE`` is a store URL as ``--store`` takes it (``memory``, the default, or
+``sqlite:PATH?synchronous=full``).
 ``GRPC_PORT`` serves the gRPC binding too: on trio it may be ``PORT`` (h2c on the HTTP port);
 on asyncio it is hypercorn's listener beside uvicorn, as ``serve(grpc_port=…)`` runs it.
 """

@@ -15,7 +15,7 @@ __all__ = ["MissingExtra", "needs"]
 #: these are reported as a missing extra: any other missing module is a bug, and left as it is.
 MODULES = {
     "asyncio": frozenset({"quart", "werkzeug", "uvicorn", "httptools", "anyio", "httpx"}),
-    "trio": frozenset({"trio", "hypercorn", "quart_trio"}),
+    "trio": frozenset({"trio", "hypercorn", "quart_trio", "httptools"}),
     "redis": frozenset({"coredis"}),
     "signing": frozenset({"jwt", "cryptography"}),
     "oidc": frozenset({"jwt", "cryptography"}),

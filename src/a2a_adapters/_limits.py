@@ -2,7 +2,8 @@
 
 Nothing a client sends before it is authenticated should cost the server more than a little
 memory and a few seconds, and no number of clients should lock others out. So both servers
-(uvicorn on asyncio, hypercorn on trio) enforce one :class:`ConnectionLimits`:
+(uvicorn on asyncio; on trio our own HTTP/1.1 and hypercorn's HTTP/2) enforce one
+:class:`ConnectionLimits`:
 
 - a cap on open connections, below the process's file-descriptor limit; a connection over the
   cap is answered ``503`` with ``Retry-After`` and closed at once, so the accept loop never
@@ -147,7 +148,7 @@ class Gate:
     """Counts a server's open connections against its cap, and the refusals under way.
 
     Loop-neutral and synchronous: each server calls it from its own accept path (uvicorn's
-    ``connection_made``, hypercorn's connection handler) on its one thread.
+    ``connection_made``, the trio server's connection handler) on its one thread.
     """
 
     def __init__(self, cap: int) -> None:

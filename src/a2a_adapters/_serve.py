@@ -272,7 +272,7 @@ def serve(
     log_format: str = "text",
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
-    uvicorn) or on trio (QuartTrio on hypercorn).
+    uvicorn) or on trio (QuartTrio on our own HTTP/1.1 server, HTTP/2 on hypercorn).
 
     Unlike :func:`build_engine`, which leaves every optional capability off until asked,
     ``serve`` turns streaming and push notifications on, and bounds the agent runs under way
@@ -297,7 +297,7 @@ def serve(
 
     ``grpc_port`` serves the gRPC binding (``lf.a2a.v1.A2AService``, the ``grpc`` extra) on that
     port of ``host`` too (0: any free port), and the card lists it. On trio it may be ``port``
-    itself: hypercorn speaks HTTP/1.1 and HTTP/2 (h2c, prior knowledge) on one port. On
+    itself: HTTP/1.1 and HTTP/2 (h2c, prior knowledge; hypercorn's) share one port. On
     asyncio it needs a port of its own (uvicorn has no HTTP/2): hypercorn listens there, in the
     same loop.
 

@@ -224,7 +224,8 @@ def _parser() -> argparse.ArgumentParser:
         "--loop",
         choices=["asyncio", "trio"],
         default="asyncio",
-        help="the event loop: asyncio (Quart on uvicorn) or trio (QuartTrio on hypercorn)",
+        help="the event loop: asyncio (Quart on uvicorn) or trio (QuartTrio on our own HTTP/1.1 "
+        "server, HTTP/2 on hypercorn)",
     )
     run.add_argument(
         "--auth-token",

@@ -1,4 +1,5 @@
-"""The trio adapter: the engine served by QuartTrio on hypercorn's trio worker."""
+"""The trio adapter: the engine served by QuartTrio, HTTP/1.1 by our own server on httptools
+and HTTP/2 (gRPC) by hypercorn's trio worker."""
 
 from a2a_adapters._extras import needs
 

@@ -1,34 +1,34 @@
-"""Serving the QuartTrio application on trio, with hypercorn's trio worker.
+"""Serving the QuartTrio application on trio: HTTP/1.1 by our own server (:mod:`._http1`, on
+httptools), HTTP/2 (gRPC) by hypercorn's trio worker, on the same listeners.
 
-On trio a write to a connection whose client has gone fails, so hypercorn tells the application
-(``http.disconnect``) and an abandoned stream is cancelled at its next write (a keep-alive at
-the latest).
+Each connection is read first by HTTP/1.1; one that opens with HTTP/2's preface (h2c with prior
+knowledge), or that chose ``h2`` by ALPN over TLS, is handed to hypercorn's ``TCPServer`` with
+what was read of it. hypercorn parsed HTTP/1.1 with h11 (pure Python) and ran each request
+through its own tasks and events: it took most of the time of a blocking send on trio.
 
-hypercorn's ``serve`` is replaced by the short accept loop below, built from the same parts
-(its ``Lifespan``, ``WorkerContext``, ``TCPServer`` and ``ASGIWrapper``; hypercorn 0.17 and
-0.18), because its own loop listens on the socket again with its ``backlog`` (100, where ours
-asks for 1,024) and builds its listener itself, so nothing could stand between it and the
-connections it accepts to cap them. The rest of :class:`~a2a_adapters.ConnectionLimits` maps
-onto hypercorn this way:
+hypercorn's ``serve`` is replaced by the short accept loop below, built from its parts (its
+``Lifespan``, ``WorkerContext``, ``TCPServer`` and ``ASGIWrapper``; hypercorn 0.17 and 0.18),
+because its own loop listens on the socket again with its ``backlog`` (100, where ours asks for
+1,024) and builds its listener itself, so nothing could stand between it and the connections it
+accepts to cap them. :class:`~a2a_adapters.ConnectionLimits` holds on both protocols: on
+HTTP/1.1 :mod:`._http1` keeps every limit; on HTTP/2
 
-- an unfinished head over ``max_header_bytes``: h11's ``max_incomplete_event_size``
-  (``h11_max_incomplete_size``), which answers 431 and closes;
 - a complete head over ``max_header_bytes`` or ``max_header_count``, and the body deadline:
   :class:`_RequestLimits`, in ASGI, in front of the application;
 - the idle and header timeouts: hypercorn runs ``TCPServer._idle_timeout`` while a connection
-  has no request under way (from its start and after each response, until a head is complete),
-  with one timer for the lot; :class:`_Connection` splits it into the keep-alive timeout until a
-  request's first byte and the header deadline from there, and ends it when the client closes
-  (and :class:`_IdleTask` restarts it without hypercorn's trips through the scheduler).
+  has no request under way, with one timer for the lot; :class:`_Connection` splits it into the
+  keep-alive timeout until a request's first byte and the header deadline from there, and ends
+  it when the client closes (and :class:`_IdleTask` restarts it without hypercorn's trips
+  through the scheduler).
 
-Errors of the application go to the ``hypercorn.error`` logger (which hypercorn would otherwise
-give a handler of its own, or none), so they reach Python logging with their tracebacks.
+Errors of the application go to the ``a2a_adapters.trio`` logger on HTTP/1.1 and to
+``hypercorn.error`` on HTTP/2 (which hypercorn would otherwise give a handler of its own, or
+none), so they reach Python logging with their tracebacks.
 """
 
+import logging
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from contextlib import suppress
-from contextvars import ContextVar
 from functools import partial
 from typing import Any, cast
 
@@ -42,7 +42,6 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState
 from quart_trio import QuartTrio
 
-from a2a_adapters._asgi import WHOLE
 from a2a_adapters._hypercorn import hypercorn_config
 from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed
 from a2a_adapters._limits import (
@@ -56,7 +55,11 @@ from a2a_adapters._limits import (
 from a2a_adapters._proxy import TrustedProxies, trusted_networks
 from a2a_adapters._tls import TlsFiles, check
 
+from ._http1 import Http1Server
+
 __all__ = ["serve_app"]
+
+log = logging.getLogger("a2a_adapters.trio")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -85,10 +88,11 @@ async def serve_app(
     fails, the server stops and this raises :class:`~a2a_adapters.EngineFailed` (the process
     should exit non-zero and be restarted).
 
-    hypercorn speaks HTTP/2 with prior knowledge (h2c) on the same port as HTTP/1.1, so gRPC
-    calls reach ``sock`` too; ``grpc_sock``, a second listening socket, serves the same
-    application (gRPC on a port of its own), under the same limits. With ``tls`` (a certificate
-    and its key) every listener speaks TLS only (HTTPS; gRPC with ALPN ``h2``).
+    HTTP/1.1 is served by :mod:`._http1`; a connection that speaks HTTP/2 (with prior knowledge,
+    h2c, or ALPN ``h2`` over TLS) goes to hypercorn's HTTP/2, on the same port, so gRPC calls
+    reach ``sock`` too; ``grpc_sock``, a second listening socket, serves the same application
+    (gRPC on a port of its own), under the same limits. With ``tls`` (a certificate and its key)
+    every listener speaks TLS only (HTTPS; gRPC with ALPN ``h2``).
     """
     networks = trusted_networks(forwarded_allow_ips)
     if tls is not None:
@@ -115,24 +119,54 @@ async def serve_app(
         await lifespan_nursery.start(lifespan.handle_lifespan)
         await lifespan.wait_for_startup()
         state = ConnectionState(lifespan_state.copy())
+        http1 = Http1Server(served, limits, lifespan_state, secure=ssl_context is not None)
 
         live: set[_Watched] = set()
+
+        async def http2(stream: trio.abc.Stream, watched: _Watched) -> None:
+            """hypercorn's HTTP/2 on a connection (already read from: ``stream`` replays)."""
+            live.add(watched)
+            try:
+                if http1.stopping:
+                    watched.stop()
+                await _Connection(asgi, config, context, state, stream, watched, limits).run()
+            finally:
+                live.discard(watched)
 
         async def handle(stream: trio.SocketStream) -> None:
             if not gate.admit():
                 await _refuse(stream, gate)
                 return
-            watched = _Watched(stream)
-            _CONNECTION.set(watched)  # (this connection's task: its requests' see it)
-            live.add(watched)
-            served: trio.abc.Stream = watched
-            if ssl_context is not None:
-                # hypercorn does the handshake (within its timeout) and reads the ALPN choice.
-                served = trio.SSLStream(watched, ssl_context, server_side=True)
             try:
-                await _Connection(asgi, config, context, state, served, watched, limits).run()
+                client, server = _addresses(stream.socket)
+                if ssl_context is None:
+                    read = await http1.serve(stream, client, server)
+                    if read is not None:  # HTTP/2 with prior knowledge (h2c)
+                        watched = _Watched(stream, read)
+                        await http2(watched, watched)
+                    return
+                watched = _Watched(stream)
+                secure = trio.SSLStream(watched, ssl_context, server_side=True)
+                handshook = False
+                with trio.move_on_after(config.ssl_handshake_timeout):
+                    try:
+                        await secure.do_handshake()
+                        handshook = True
+                    except trio.BrokenResourceError:
+                        pass
+                if not handshook:
+                    await trio.aclose_forcefully(secure)
+                    return
+                if secure.selected_alpn_protocol() == "h2":
+                    await http2(secure, watched)
+                    return
+                read = await http1.serve(secure, client, server)
+                if read is not None:  # HTTP/2's preface without ALPN
+                    await http2(cast(trio.abc.Stream, _Replay(secure, read)), watched)
+            except Exception:  # a bug: it costs this connection, never the server
+                log.exception("The connection failed")
+                await trio.aclose_forcefully(stream)
             finally:
-                live.discard(watched)
                 gate.release()
 
         async with trio.open_nursery() as connections:
@@ -145,6 +179,7 @@ async def serve_app(
                     accepting.cancel_scope.cancel()
             finally:
                 # Idle connections close at once on this; the others get the graceful period.
+                http1.stop()
                 await context.terminated.set()
                 for watched in live:
                     watched.stop()
@@ -154,6 +189,19 @@ async def serve_app(
     failure = engine_failure(app)
     if failure is not None:
         raise failure
+
+
+def _addresses(
+    sock: trio.socket.SocketType,
+) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+    """The peer's address and ours, as ASGI gives them (none for a Unix socket)."""
+    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return None, None
+    try:
+        peer, here = sock.getpeername(), sock.getsockname()
+    except OSError:  # (the client has gone already)
+        return None, None
+    return (peer[0], peer[1]), (here[0], here[1])
 
 
 async def _until_either(trigger: Callable[[], Awaitable[Any]], app: QuartTrio) -> None:
@@ -189,23 +237,14 @@ async def _refuse(stream: trio.abc.Stream, gate: Gate) -> None:
         await trio.aclose_forcefully(stream)
 
 
-#: The connection a request came on, for its responses to write in one go (each connection's
-#: handler sets it in its own task; hypercorn starts the requests' tasks from there).
-_CONNECTION: "ContextVar[_Watched | None]" = ContextVar("a2a_trio_connection", default=None)
-
-
 class _Watched(trio.abc.HalfCloseableStream):
-    """A connection's stream that tells its idle timer what happens to the connection: the
-    first byte of a request arriving, the client closing its side, the server stopping.
+    """A connection's stream (for hypercorn's HTTP/2) that tells its idle timer what happens to
+    the connection: the first byte of a request arriving, the client closing its side, the
+    server stopping. What HTTP/1.1 read of it before handing it over (``read``) comes first."""
 
-    It also holds writes back while :meth:`cork`-ed, until :meth:`flush`: hypercorn writes a
-    response's head when the application starts it and its body when the application sends
-    it, two writes (each a system call and two trips through trio's scheduler) where one
-    would do. A profile of blocking sends on this server put 15% of its time in those
-    writes; so a response whose whole body follows at once (``_asgi.WHOLE``) goes in one."""
-
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self._stream: trio.abc.Stream = stream
+    def __init__(self, stream: trio.SocketStream, read: bytes = b"") -> None:
+        self._stream = stream
+        self._read = read
         #: What hypercorn reads the peer's and its own address from.
         self.socket = stream.socket
         self.arrived = False
@@ -213,18 +252,6 @@ class _Watched(trio.abc.HalfCloseableStream):
         self.stopping = False
         self._wake = trio.Event()
         self._wake_on_data = False
-        self._held: list[bytes] | None = None
-
-    def cork(self) -> None:
-        """Hold writes back until :meth:`flush` (or until the connection closes)."""
-        if self._held is None:
-            self._held = []
-
-    async def flush(self) -> None:
-        """Write what was held back, in one write, and write through again."""
-        held, self._held = self._held, None
-        if held:
-            await self._stream.send_all(held[0] if len(held) == 1 else b"".join(held))
 
     def watch(self, *, for_data: bool) -> trio.Event:
         """An event set when the client closes its side or the server stops (and, with
@@ -241,12 +268,15 @@ class _Watched(trio.abc.HalfCloseableStream):
         self._wake.set()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
-        try:
-            data = await self._stream.receive_some(max_bytes)
-        except trio.BrokenResourceError:
-            self.ended = True
-            self._wake.set()
-            raise
+        if self._read:
+            data, self._read = self._read, b""
+        else:
+            try:
+                data = await self._stream.receive_some(max_bytes)
+            except trio.BrokenResourceError:
+                self.ended = True
+                self._wake.set()
+                raise
         if not data:
             self.ended = True
             self._wake.set()
@@ -256,37 +286,35 @@ class _Watched(trio.abc.HalfCloseableStream):
         return data
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        if self._held is not None:
-            self._held.append(bytes(data))
-            return
         await self._stream.send_all(data)
 
     async def wait_send_all_might_not_block(self) -> None:
         await self._stream.wait_send_all_might_not_block()
 
     async def send_eof(self) -> None:
-        await self.flush()
-        # An AttributeError over TLS, which has no half-close: what hypercorn expects of it.
-        await self._stream.send_eof()  # type: ignore[attr-defined]
+        await self._stream.send_eof()
 
     async def aclose(self) -> None:
-        try:
-            await self.flush_at_the_end()  # (a response that asked to close the connection)
-        finally:
-            await self._stream.aclose()
+        await self._stream.aclose()
 
-    async def flush_at_the_end(self) -> None:
-        """:meth:`flush` at the end of a response or of the connection, even if cancelled: if
-        the connection is gone by then, what was held goes with it (nothing to fail for)."""
-        if not self._held:  # nothing held back (a response's end, as a rule): no scopes to pay
-            self._held = None
-            return
-        with (
-            trio.CancelScope(shield=True),
-            trio.move_on_after(1.0),
-            suppress(trio.BrokenResourceError, trio.ClosedResourceError),
-        ):
-            await self.flush()
+
+class _Replay:
+    """A TLS stream whose first bytes (read by HTTP/1.1 before it found HTTP/2's preface) are
+    given again; the rest is the stream's own (hypercorn asks it for its handshake, its ALPN
+    choice and its transport)."""
+
+    def __init__(self, stream: trio.SSLStream[Any], read: bytes) -> None:
+        self._stream = stream
+        self._read = read
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        if self._read:
+            data, self._read = self._read, b""
+            return data
+        return await self._stream.receive_some(max_bytes)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 class _Connection(TCPServer):
@@ -369,7 +397,8 @@ async def _within(scope: trio.CancelScope, action: Callable[[], Awaitable[None]]
 
 
 class _RequestLimits:
-    """ASGI middleware: the limits hypercorn does not keep on a request itself.
+    """ASGI middleware for HTTP/2 (and the lifespan): the limits hypercorn does not keep on a
+    request itself (HTTP/1.1 keeps them in :mod:`._http1`).
 
     A complete head over the limits is answered 431 before the application sees it; a body not
     whole within ``body_timeout`` of the head is answered 408 (if no answer has started), and
@@ -383,18 +412,6 @@ class _RequestLimits:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self._app(scope, receive, send)
-        watched = _CONNECTION.get()
-        if watched is not None and scope.get("http_version") in ("1.0", "1.1"):
-            # (Only HTTP/1, where a connection serves one response at a time: HTTP/2's
-            # streams share it, and one held back could wait on another's flow control.)
-            send = _whole_in_one_write(send, watched)
-            try:
-                return await self._limited(scope, receive, send)
-            finally:
-                await watched.flush_at_the_end()  # (an application that failed half-way)
-        return await self._limited(scope, receive, send)
-
-    async def _limited(self, scope: Scope, receive: Receive, send: Send) -> None:
         too_large = _head_refusal(scope, self._limits)
         if too_large is not None:
             return await _send_refusal(send, 431, too_large)
@@ -403,21 +420,6 @@ class _RequestLimits:
         deadline = trio.current_time() + self._limits.body_timeout
         request = _TimedBody(receive, send, deadline, self._limits.body_timeout)
         await self._app(scope, request.receive, request.send)
-
-
-def _whole_in_one_write(send: Send, watched: _Watched) -> Send:
-    """``send``, writing the head of a response whose whole body follows at once (``WHOLE``)
-    with that body, in one write."""
-
-    async def whole(message: Message) -> None:
-        kind = message["type"]
-        if kind == "http.response.start" and message.get(WHOLE):
-            watched.cork()
-        await send(message)
-        if kind == "http.response.body" and not message.get("more_body", False):
-            await watched.flush()
-
-    return whole
 
 
 def _has_body(headers: list[tuple[bytes, bytes]]) -> bool:
