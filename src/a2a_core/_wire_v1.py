@@ -151,6 +151,10 @@ class V1Codec:
 
     def __init__(self, *, precise: bool = False) -> None:
         self.converter = _build(precise)
+        #: The writer of each event class, found once (``unstructure`` looks it up per call).
+        self._event_writers: Mapping[type[Any], Any] = {
+            cls: self.converter.get_unstructure_hook(cls) for cls in _EVENT_KEYS
+        }
 
     def decode(self, cls: type[T], value: Any, path: str) -> T:
         """Structure ``value`` as ``cls``; failures become -32602 naming the field's wire path."""
@@ -175,7 +179,8 @@ class V1Codec:
 
     def encode_event(self, event: StreamEvent) -> dict[str, Any]:
         """A ``StreamResponse`` (or ``SendMessageResponse``): the value under its oneof key."""
-        return {_EVENT_KEYS[type(event)]: self.converter.unstructure(event)}
+        cls = type(event)
+        return {_EVENT_KEYS[cls]: self._event_writers[cls](event)}
 
     def decode_event(self, value: Any, path: str) -> StreamEvent:
         """The event a ``StreamResponse`` holds (what :meth:`encode_event` wrote)."""
