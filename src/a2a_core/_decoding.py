@@ -23,7 +23,6 @@ from ._errors import (
     VersionNotSupportedError,
 )
 from ._exchange import JSON, Binding, Dispatch, HttpRequest
-from ._extensions import _HEADERS as EXTENSION_HEADERS
 from ._extensions import declared, missing_required, refusal
 from ._inputs import Call, Caller, Dialect, Operation
 from ._json import BadValue, JsonLimits, NotJson, TooManyItems, loads
@@ -56,7 +55,6 @@ __all__ = ["LEGACY_METHODS", "STREAMING", "V03_METHODS", "V1_METHODS", "Decoder"
 
 STREAMING = frozenset({Operation.SEND_STREAMING_MESSAGE, Operation.SUBSCRIBE_TO_TASK})
 _JSON_TYPES = frozenset({JSON, "application/a2a+json"})
-_NONE: frozenset[str] = frozenset()
 
 
 #: The v1.0 JSON-RPC methods and the request type each one's params decode into.
@@ -283,9 +281,7 @@ class Decoder:
         """The extensions the request declares (its header, and a sent message's own); an
         error if it lacks one the card requires (the card's operations excepted: a client
         reads the card to learn what is required)."""
-        headers = request.headers
-        # Most requests declare none: no header to split (``declared`` is a dozen calls).
-        found = _NONE if headers.keys().isdisjoint(EXTENSION_HEADERS) else declared(headers)
+        found = declared(request.headers)
         message = getattr(decoded, "message", None)
         if isinstance(message, Message) and message.extensions:
             found = found | frozenset(message.extensions)
