@@ -73,13 +73,14 @@ _CLASSES: dict[type, str] = {
     )
 }
 #: Per class: its code, a getter of all its fields' values (in declaration order), their
-#: defaults and how many fields have none (those are always written).
-_SPECS: dict[type, tuple[str, Any, tuple[Any, ...], int]] = {
+#: defaults, how many fields have none (those are always written) and how many it has.
+_SPECS: dict[type, tuple[str, Any, tuple[Any, ...], int, int]] = {
     cls: (
         code,
         operator.attrgetter(*(f.name for f in attrs.fields(cls))),
         tuple(f.default for f in attrs.fields(cls)),
         sum(f.default is attrs.NOTHING for f in attrs.fields(cls)),
+        len(attrs.fields(cls)),
     )
     for cls, code in _CLASSES.items()
 }
@@ -115,18 +116,20 @@ class _Encoder:
         self.memo: dict[int, Any] = {}
 
     def node(self, value: Any) -> Any:
+        # Every settled task's every object passes here, so nothing here is a call that need
+        # not be: dicts are asked with ``in`` and subscripts rather than ``get``, the id is
+        # taken once, a class's number of fields is known.
         kind = type(value)
         if kind in _PLAIN:
             return value
-        cached = self.memo.get(id(value))
-        if cached is not None:
-            return cached
+        key = id(value)
+        memo = self.memo
+        if key in memo:
+            return memo[key]
         node: Any
-        spec = _SPECS.get(kind)
-        if spec is not None:
-            code, fields, defaults, required = spec
+        if kind in _SPECS:
+            code, fields, defaults, required, end = _SPECS[kind]
             values = fields(value)
-            end = len(values)
             # Trailing fields at their defaults are left out (the constructor fills them in):
             # even deflated, they would be a tenth of a settled task's blob. (Exactly the
             # default: ``0 == False`` and ``() == []`` must not pass for each other.)
@@ -155,7 +158,7 @@ class _Encoder:
             node = (_CONSTANT_CODES[value],)
         else:
             raise _Unencodable(value)
-        self.memo[id(value)] = node
+        memo[key] = node
         return node
 
 

@@ -165,9 +165,21 @@ class RestFailure(Exception):
         self.error = error
 
 
+#: The versions clients send, as :func:`_major_minor` reads them: looked up rather than parsed
+#: again on every request (the parse is a dozen calls).
+_USUAL_VERSIONS: Mapping[str, tuple[int, int]] = {
+    "1.0": (1, 0),
+    "0.3": (0, 3),
+    "1.0.0": (1, 0),
+    "0.3.0": (0, 3),
+}
+
+
 def requested_version(request: HttpRequest) -> str:
     """The ``A2A-Version`` the client asked for (header, else query parameter), or ``""``."""
     value = request.headers.get("a2a-version", "")
+    if value in _USUAL_VERSIONS:
+        return value  # (nothing to split off or strip)
     if not value and request.query:
         values = parse_qs(request.query).get("A2A-Version")
         value = values[0] if values else ""
@@ -176,6 +188,8 @@ def requested_version(request: HttpRequest) -> str:
 
 def _major_minor(version: str) -> tuple[int, int] | None:
     """``(major, minor)`` of ``Major.Minor`` or ``Major.Minor.patch`` (the patch is ignored)."""
+    if version in _USUAL_VERSIONS:
+        return _USUAL_VERSIONS[version]
     parts = version.split(".")
     if not 2 <= len(parts) <= 3 or any(ascii_int(p, max_digits=6) is None for p in parts):
         return None
@@ -189,6 +203,12 @@ class Decoder:
         self._config = config
         self._codec = codec
         self._json_limits = JsonLimits(config.max_json_depth, config.max_json_items)
+        # Whether the card requires any extension (a frozen card, so once): most require none,
+        # and then no request lacks one.
+        self._requires_extensions = any(
+            extension.required and extension.uri
+            for extension in config.card.capabilities.extensions
+        )
 
     def rpc(self, request: HttpRequest, caller: Caller) -> Dispatch:
         body = request.body
@@ -265,7 +285,7 @@ class Decoder:
         message = getattr(decoded, "message", None)
         if isinstance(message, Message) and message.extensions:
             found = found | frozenset(message.extensions)
-        if operation is not Operation.GET_EXTENDED_CARD:
+        if self._requires_extensions and operation is not Operation.GET_EXTENDED_CARD:
             missing = missing_required(self._config.card, found)
             if missing:
                 raise refusal(missing)
@@ -288,7 +308,12 @@ class Decoder:
 
     def _check_size(self, request: HttpRequest) -> None:
         limit = self._config.max_body_bytes
-        declared = ascii_int(request.headers.get("content-length", "").strip(), max_digits=30)
+        headers = request.headers
+        declared = (
+            ascii_int(headers["content-length"].strip(), max_digits=30)
+            if "content-length" in headers
+            else None
+        )
         size = max(len(request.body), declared or 0)
         if size > limit:
             raise PayloadTooLargeError(
@@ -297,6 +322,8 @@ class Decoder:
 
     def _check_content_type(self, request: HttpRequest, what: str) -> None:
         content_type = request.headers.get("content-type", "")
+        if content_type == JSON:
+            return  # what nearly every client sends: nothing to split off or fold
         media_type = content_type.split(";", 1)[0].strip().lower()
         if media_type and media_type not in _JSON_TYPES:
             raise ContentTypeNotSupportedError(

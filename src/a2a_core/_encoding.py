@@ -125,6 +125,8 @@ class Encoder:
         """The HTTP response for a call's final reply, in the binding it came in, naming the
         extensions active for it."""
         response = self._render(dispatch, reply)
+        if not dispatch.call.extensions:
+            return response  # (none declared, none active: most calls)
         named = self.extension_headers(dispatch)
         if not named:
             return response

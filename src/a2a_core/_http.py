@@ -353,9 +353,9 @@ def served_by(dispatch: Dispatch, reply: Respond | Fail | None = None) -> Served
         case _:
             context_id = ""
     return Served(
-        call.operation.value,
+        call.operation._value_,  # (``.value`` is a property: two calls more each)
         dispatch.binding,
-        call.dialect.value,
+        call.dialect._value_,
         error=reply.error.codes if isinstance(reply, Fail) else None,
         rpc_id=dispatch.rpc_id,
         context_id=context_id,

@@ -24,6 +24,14 @@ might fail: no more openers than the depth limit means nothing is nested too dee
 surrogate can only come from a ``\\uD800`` to ``\\uDFFF`` escape once the bytes are strict UTF-8.
 So an ordinary request pays for a handful of ``bytes.count`` calls and nothing else.
 
+Parsing and writing are on every request's path, so both go straight to the C halves of
+Python's ``json`` where there are any: one module-level decoder's scanner (``json.loads`` with
+options builds a decoder per call, and walks three Python frames to reach the scanner), and the
+C encoder built for each value (``json.dumps`` with options builds a ``JSONEncoder`` per call).
+What they produce is exactly what ``json.loads`` and ``json.dumps`` produce, errors included:
+anything the fast way does not take as it is (leading whitespace, a parse error) goes the long
+way, whose messages the errors quote.
+
 The same walk checks values an agent produced (:func:`value_problem`), which never went through
 a parser: an agent can put a lone surrogate, a set or a thousand levels of lists into a data
 part, and that must fail the agent's output, not every later read of its task.
@@ -32,7 +40,8 @@ part, and that must fail the agent's output, not every later read of its task.
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from json.encoder import encode_basestring as _encode_basestring
 from typing import Any
 
 import attrs
@@ -43,6 +52,7 @@ __all__ = [
     "NotJson",
     "TooManyItems",
     "dumps",
+    "encoder",
     "loads",
     "string_problem",
     "value_problem",
@@ -63,6 +73,9 @@ class JsonLimits:
     #: At most this many values and object keys in all.
     max_items: int = DEFAULT_MAX_ITEMS
 
+
+#: Python's C encoder (``None`` where there is none, as ``json.encoder`` itself has it).
+_c_make_encoder: Callable[..., Any] | None = json.encoder.c_make_encoder  # type: ignore[attr-defined]
 
 #: The limits of a server that configures none.
 DEFAULT_LIMITS = JsonLimits()
@@ -112,6 +125,26 @@ def _finite_float(text: str) -> float:
     return value
 
 
+#: The one decoder of request bodies (strict numbers). Its ``scan_once`` is the C scanner where
+#: there is one; the scanner clears its memo after every call, so one serves every request.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite_float)
+_scan_once: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+#: What RFC 8259 counts as whitespace (``str.isspace`` takes more, which JSON does not).
+_WHITESPACE = " \t\n\r"
+
+
+def _parse(text: str) -> Any:
+    """``text`` as one JSON document, as ``json.loads`` with the decoder's options parses it."""
+    try:
+        # The common body: a value from the first character, at most whitespace after it.
+        document, end = _scan_once(text, 0)
+    except (StopIteration, ValueError):
+        end = -1  # leading whitespace, or not JSON: the long way says exactly why
+    if end == len(text) or (end > 0 and not text[end:].strip(_WHITESPACE)):
+        return document
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+
+
 def loads(body: bytes | str, limits: JsonLimits = DEFAULT_LIMITS, *, root: str = "") -> Any:
     """Parse a request body as strict JSON, within the limits.
 
@@ -131,7 +164,7 @@ def loads(body: bytes | str, limits: JsonLimits = DEFAULT_LIMITS, *, root: str =
     if found > max_items:
         raise TooManyItems(found, max_items)
     try:
-        document = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+        document = _parse(text)
     except RecursionError:
         document = _TOO_DEEP
     except ValueError as error:
@@ -170,9 +203,38 @@ def _item_bound(raw: bytes, limit: int) -> int:
     return 1 + len(outside)
 
 
+def encoder(
+    *, sort_keys: bool = False, default: Callable[[Any], Any] | None = None
+) -> Callable[[Any], str]:
+    """A function writing a value as ``json.dumps(value, separators=(",", ":"),
+    ensure_ascii=False, sort_keys=sort_keys, default=default)`` does, the same text, with
+    none of its set-up per call.
+
+    Where Python has its C encoder, that is what runs. A C encoder is made per value (a C
+    object, cheap): it keeps the containers it is inside in a ``markers`` dict to catch a
+    circular value, and one that failed leaves its entries behind, so a shared one could
+    later call an innocent value circular. Elsewhere, a ``JSONEncoder`` made once does it.
+    """
+    python = json.JSONEncoder(
+        separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys, default=default
+    )
+    if _c_make_encoder is None:
+        return python.encode
+    make, hook, strings = _c_make_encoder, python.default, _encode_basestring
+
+    def encode(value: Any) -> str:
+        return "".join(make({}, hook, strings, None, ":", ",", sort_keys, False, True)(value, 0))
+
+    return encode
+
+
+#: The compact writer of :func:`dumps`.
+_compact = encoder()
+
+
 def dumps(value: Any) -> bytes:
     """Serialize compactly (one line, so it fits in one SSE ``data:`` field)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    return _compact(value).encode()
 
 
 def string_problem(text: str) -> str | None:

@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from ._errors import A2AError, UsageError
+from ._json import encoder
 from ._model import StreamEvent, Task, TaskPushNotificationConfig
 from ._records import Owner, TaskRecord
 from ._wire import format_timestamp_precise, parse_timestamp
@@ -28,6 +29,9 @@ __all__ = ["RECORD_FORMAT", "dump_event", "dump_record", "load_event", "load_rec
 RECORD_FORMAT = 1
 
 _CODEC = V1Codec(precise=True)
+#: Compact JSON text, as ``json.dumps(separators=(",", ":"), ensure_ascii=False)`` writes it,
+#: on the C encoder without ``json.dumps``' set-up per call (every write of a task).
+_json_text = encoder()
 
 
 def dump_record(record: TaskRecord) -> str:
@@ -47,7 +51,7 @@ def dump_record(record: TaskRecord) -> str:
         "pushConfigs": [_CODEC.encode(config) for config in record.push_configs],
         "key": record.key,
     }
-    return json.dumps(stored, separators=(",", ":"), ensure_ascii=False)
+    return _json_text(stored)
 
 
 def load_record(text: str | bytes) -> TaskRecord:
@@ -80,7 +84,7 @@ def load_record(text: str | bytes) -> TaskRecord:
 
 def dump_event(event: StreamEvent) -> str:
     """A logged event as compact JSON text (a v1.0 ``StreamResponse``, every microsecond)."""
-    return json.dumps(_CODEC.encode_event(event), separators=(",", ":"), ensure_ascii=False)
+    return _json_text(_CODEC.encode_event(event))
 
 
 def load_event(text: str | bytes) -> StreamEvent:

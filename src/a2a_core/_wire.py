@@ -14,7 +14,8 @@ import binascii
 import enum
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, TypeVar, get_args, get_origin
+from types import UnionType
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 import attrs
 import cattrs
@@ -25,6 +26,7 @@ from cattrs.errors import (
     IterableValidationError,
     IterableValidationNote,
 )
+from cattrs.fns import identity
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from ._errors import FieldViolation
@@ -68,7 +70,8 @@ def ascii_int(text: str, *, max_digits: int = 18) -> int | None:
 
 def format_timestamp(value: datetime) -> str:
     """ProtoJSON timestamp: UTC, ``Z`` suffix, millisecond precision (years zero-padded)."""
-    t = value.astimezone(UTC) if value.tzinfo is not None else value
+    # (The core stamps times in UTC already: no conversion, which would be a call, for those.)
+    t = value if value.tzinfo is UTC or value.tzinfo is None else value.astimezone(UTC)
     return (
         f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
         f".{t.microsecond // 1000:03d}Z"
@@ -78,7 +81,7 @@ def format_timestamp(value: datetime) -> str:
 def format_timestamp_precise(value: datetime) -> str:
     """ProtoJSON timestamp with every microsecond (ProtoJSON allows 0, 3, 6 or 9 digits): what
     a store writes, since the order of tasks and the pages of a listing depend on them."""
-    t = value.astimezone(UTC) if value.tzinfo is not None else value
+    t = value if value.tzinfo is UTC or value.tzinfo is None else value.astimezone(UTC)
     return (
         f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
         f".{t.microsecond:06d}Z"
@@ -212,7 +215,10 @@ def make_converter(
         conv.register_unstructure_hook(enum_type, lambda member: member.value)
 
     conv.register_structure_hook_factory(attrs.has, lambda cls: _structure_attrs(conv, cls))
-    conv.register_unstructure_hook_factory(attrs.has, lambda cls: _unstructure_attrs(conv, cls))
+    known = frozenset(enums)
+    conv.register_unstructure_hook_factory(
+        attrs.has, lambda cls: _unstructure_attrs(conv, cls, known)
+    )
     return conv
 
 
@@ -275,7 +281,102 @@ def _structure_attrs(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any, A
     return structure
 
 
-def _unstructure_attrs(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any], Any]:
+def _unstructure_attrs(
+    conv: cattrs.Converter, cls: type[Any], enums: frozenset[type[enum.Enum]]
+) -> Callable[[Any], Any]:
+    """The function writing a ``cls`` as its JSON object.
+
+    It writes what cattrs' ``make_dict_unstructure_fn`` would (camelCase keys, default values
+    left out unless the wire requires the field, server-only fields never), key for key, but
+    is generated for our model's field types: cattrs calls a hook per field, a generator per
+    repeated field, two frames per optional one and a property per enum, where here a plain
+    value is read as it is, an enum member gives its value by attribute, an optional field left
+    out when ``None`` is written by its inner type's hook, and a tuple of objects is one list
+    comprehension calling their class's function. Every reply of a send renders a task, so this
+    is most of what encoding a reply costs. A class with a field this does not know how to
+    write so (a factory default, an attrs converter, a field not in ``__init__``) is left to
+    cattrs.
+    """
+    fields = attrs.fields(cls)
+    if any(
+        isinstance(a.default, attrs.Factory)  # type: ignore[arg-type]
+        or a.converter is not None
+        or not a.init
+        or isinstance(a.type, str)
+        for a in fields
+    ):
+        return _cattrs_unstructure_attrs(conv, cls)
+    globs: dict[str, Any] = {}
+    always: list[str] = []
+    omitted: list[str] = []
+    for a in fields:
+        if _server_only(a):
+            continue
+        value = f"instance.{a.name}"
+        omit = a.default is not attrs.NOTHING and not a.metadata.get(ALWAYS_KEY)
+        written = _written(conv, a.type, value, a.name, globs, enums, maybe_none=True)
+        if not omit:
+            always.append(f"{camel(a.name)!r}: {written},")
+        elif a.default is None:
+            # (cattrs asks ``!= None``; for the model's values, str, tuples, dicts, objects,
+            # that is ``is not None``, and the hook need not handle None.)
+            written = _written(conv, a.type, value, a.name, globs, enums, maybe_none=False)
+            omitted.append(f"  if {value} is not None:\n    res[{camel(a.name)!r}] = {written}")
+        else:
+            globs[f"_default_{a.name}"] = a.default
+            omitted.append(
+                f"  if {value} != _default_{a.name}:\n    res[{camel(a.name)!r}] = {written}"
+            )
+    source = "\n".join(
+        [
+            f"def unstructure_{cls.__name__}(instance):",
+            "  res = {",
+            *[f"    {line}" for line in always],
+            "  }",
+            *omitted,
+            "  return res",
+        ]
+    )
+    exec(compile(source, f"<a2a unstructure {cls.__qualname__}>", "exec"), globs)  # noqa: S102
+    function: Callable[[Any], Any] = globs[f"unstructure_{cls.__name__}"]
+    return function
+
+
+def _written(
+    conv: cattrs.Converter,
+    type_: Any,
+    value: str,
+    name: str,
+    globs: dict[str, Any],
+    enums: frozenset[type[enum.Enum]],
+    *,
+    maybe_none: bool,
+) -> str:
+    """The expression writing ``value`` (source text) of type ``type_`` as JSON."""
+    args = get_args(type_)
+    if get_origin(type_) in (Union, UnionType) and len(args) == 2 and type(None) in args:
+        inner = args[0] if args[1] is type(None) else args[1]
+        written = _written(conv, inner, value, name, globs, enums, maybe_none=False)
+        return f"(None if {value} is None else {written})" if maybe_none else written
+    if type_ in enums:
+        return f"{value}._value_"  # (what the enum hook writes, ``.value``, minus a property)
+    hook = conv.get_unstructure_hook(type_)
+    if hook == identity:
+        return value
+    if _is_tuple(type_):
+        item = args[0]
+        item_hook = conv.get_unstructure_hook(item)
+        if item_hook == identity:
+            return f"list({value})"
+        if item in enums:
+            return f"[item._value_ for item in {value}]"
+        globs[f"_item_{name}"] = item_hook
+        return f"[_item_{name}(item) for item in {value}]"
+    globs[f"_hook_{name}"] = hook
+    return f"_hook_{name}({value})"
+
+
+def _cattrs_unstructure_attrs(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any], Any]:
     # Default values are omitted (proto3 JSON), except where the wire requires the field.
     overrides = {
         a.name: override(omit=True)

@@ -35,6 +35,7 @@ from ._model import (
     TaskState,
     TaskStatusUpdateEvent,
 )
+from ._requests import SendMessageRequest
 from ._wire import (
     format_timestamp,
     format_timestamp_precise,
@@ -42,6 +43,7 @@ from ._wire import (
     register_exact,
     violations,
 )
+from ._wire_quick import send_request
 
 __all__ = ["V1Codec"]
 
@@ -149,9 +151,19 @@ class V1Codec:
 
     def __init__(self, *, precise: bool = False) -> None:
         self.converter = _build(precise)
+        #: The writer of each event class, found once (``unstructure`` looks it up per call).
+        self._event_writers: Mapping[type[Any], Any] = {
+            cls: self.converter.get_unstructure_hook(cls) for cls in _EVENT_KEYS
+        }
 
     def decode(self, cls: type[T], value: Any, path: str) -> T:
         """Structure ``value`` as ``cls``; failures become -32602 naming the field's wire path."""
+        if cls is SendMessageRequest:
+            # The call answered most: a plainly well-formed one skips cattrs' generic hooks
+            # (the same value; anything unusual comes back None and is decoded strictly).
+            quick: T | None = send_request(value)  # type: ignore[assignment]
+            if quick is not None:
+                return quick
         try:
             return self.converter.structure(value, cls)
         except Exception as exc:
@@ -167,7 +179,8 @@ class V1Codec:
 
     def encode_event(self, event: StreamEvent) -> dict[str, Any]:
         """A ``StreamResponse`` (or ``SendMessageResponse``): the value under its oneof key."""
-        return {_EVENT_KEYS[type(event)]: self.converter.unstructure(event)}
+        cls = type(event)
+        return {_EVENT_KEYS[cls]: self._event_writers[cls](event)}
 
     def decode_event(self, value: Any, path: str) -> StreamEvent:
         """The event a ``StreamResponse`` holds (what :meth:`encode_event` wrote)."""

@@ -5,13 +5,17 @@ that stored it); here each is refused by ``loads`` with the reason and the place
 ``loads`` accepts can always be written back.
 """
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from a2a_core import _json
 from a2a_core._json import (
     BadValue,
     JsonLimits,
@@ -156,3 +160,114 @@ def test_value_problem_names_what_is_not_json_and_where(
 
 def test_value_problem_accepts_json_values() -> None:
     assert value_problem({"a": [1, 2.5, None, True, "é", {"b": ()}]}) is None
+
+
+# --- the fast ways are the same ways -----------------------------------------------------------
+
+
+def strict_loads(text: str) -> Any:
+    """What ``loads`` parsed with before its fast way: ``json.loads`` with its options."""
+    return json.loads(text, parse_constant=_json._no_constant, parse_float=_json._finite_float)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a":1}',
+        ' {"a":1}',
+        '{"a":1}\n',
+        '{"a":1} \t\r\n',
+        "\ufeff{}",
+        '{"a":1}\u00a0',
+        '{"a":1}\x0b',
+        '{"a":1} x',
+        '{"a":1}{}',
+        "",
+        "   ",
+        "[1,]",
+        '{"a":NaN}',
+        "[1e999]",
+        '"text"',
+        "12 ",
+        "nul",
+    ],
+)
+def test_the_fast_parse_accepts_and_refuses_what_json_loads_does(text: str) -> None:
+    try:
+        expected: Any = strict_loads(text)
+    except ValueError as error:
+        expected = NotJson(str(error))
+    try:
+        found: Any = loads(text)
+    except NotJson as error:
+        found = error
+    assert repr(found) == repr(expected)
+
+
+@given(json_values, st.sampled_from(["", " ", "\n", "\r\n\t "]))
+def test_the_fast_parse_gives_what_json_loads_gives(value: Any, after: str) -> None:
+    text = json.dumps(value) + after
+    try:
+        document = loads(text, JsonLimits(max_depth=100, max_items=10_000))
+    except BadValue:
+        return
+    assert json.dumps(document) == json.dumps(strict_loads(text))
+
+
+@contextlib.contextmanager
+def encoding(kind: str) -> Iterator[None]:
+    """Within, ``encoder()`` makes encoders of that kind: Python's C encoder, or its pure-Python
+    one (as on Pythons without ``_json``: the standard library's fallback is off too)."""
+    if kind == "C":
+        yield
+        return
+    with (
+        mock.patch.object(_json, "_c_make_encoder", None),
+        mock.patch.object(json.encoder, "c_make_encoder", None),
+    ):
+        yield
+
+
+@pytest.mark.parametrize("kind", ["C", "Python"])
+@given(value=json_values)
+def test_the_encoder_writes_what_json_dumps_writes(kind: str, value: Any) -> None:
+    expected = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    with encoding(kind):
+        assert _json.encoder()(value) == expected
+
+
+@pytest.mark.parametrize("kind", ["C", "Python"])
+def test_the_encoder_sorts_and_defaults_as_json_dumps(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if kind == "Python":
+        monkeypatch.setattr(_json, "_c_make_encoder", None)
+        monkeypatch.setattr(json.encoder, "c_make_encoder", None)
+    encode = _json.encoder(sort_keys=True, default=lambda value: sorted(value))
+    value = {"b": {3, 1}, "a": [1.5, float("nan"), "é"], "c": None}
+    assert encode(value) == json.dumps(
+        value,
+        sort_keys=True,
+        default=lambda v: sorted(v),
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        _json.encoder()(object())
+
+
+@pytest.mark.parametrize("kind", ["C", "Python"])
+def test_a_circular_value_fails_and_leaves_the_encoder_whole(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if kind == "Python":
+        monkeypatch.setattr(_json, "_c_make_encoder", None)
+        monkeypatch.setattr(json.encoder, "c_make_encoder", None)
+    encode = _json.encoder()
+    shared: list[Any] = []
+    circular: list[Any] = [shared, []]
+    circular[1].append(circular)
+    with pytest.raises(ValueError, match="Circular reference"):
+        encode(circular)
+    # The list that was being written when it failed is not taken for circular later.
+    assert encode([shared, shared]) == "[[],[]]"
