@@ -419,7 +419,7 @@ def test_a_task_holding_a_value_with_no_compact_form_is_kept_as_it_is() -> None:
     # An agent may put any object in a part's data; the store must give back what it got.
     tasks = Compacting()
     odd = attrs.evolve(settled("t", "c", 1), version=1)
-    data = Part(data=frozenset({1, 2}))
+    data = Part(data={"at": EPOCH})
     odd = attrs.evolve(odd, task=attrs.evolve(odd.task, artifacts=(Artifact("x", (data,)),)))
     assert tasks.commit([Put(odd, 0)])
     assert tasks._records["t"] is odd
