@@ -120,11 +120,14 @@ def _id(text: Any) -> str | bytes:
     if type(text) is not str:
         raise _Unencodable(text)
     if len(text) == 36 and text[8] == "-":
+        digits = text.replace("-", "")
         try:
-            raw = bytes.fromhex(text.replace("-", ""))
+            raw = bytes.fromhex(digits)
         except ValueError:
             return text
-        if _uuid_text(raw) == text:  # (dashes elsewhere, capitals: kept as text)
+        # 32 digits, in lower case (as hex() writes them back), and 4 dashes where UUIDs have
+        # them: anything else (capitals, spaces fromhex skipped) is kept as it is.
+        if len(raw) == 16 and raw.hex() == digits and text[13] == text[18] == text[23] == "-":
             return raw
     return text
 
@@ -631,10 +634,14 @@ def encode(record: TaskRecord, log: Sequence[StreamEvent], marker: object) -> by
         data = _dumps(_tree(record, log, marker))
     except _Unencodable:
         return None
+    first = _FORMAT << 4 | _STATE_INDEX[record.state]
+    if version < 256:
+        head = bytes((first, 1, version))
+    else:
+        size = (version.bit_length() + 7) // 8
+        head = bytes((first, size)) + version.to_bytes(size)
     deflate = _DEFLATE.copy()
-    size = (version.bit_length() + 7) // 8 or 1
-    head = bytes((_FORMAT << 4 | _STATE_INDEX[record.state], size)) + version.to_bytes(size)
-    return head + deflate.compress(data) + deflate.flush()
+    return b"".join((head, deflate.compress(data), deflate.flush()))
 
 
 def state_of(blob: bytes) -> TaskState:
