@@ -39,7 +39,6 @@ a list where the model has a tuple) makes :func:`encode` return ``None``, and th
 that task as it is: the compact form is an economy, never a change of what a read returns.
 """
 
-import binascii
 import io
 import pickle
 import zlib
@@ -152,7 +151,7 @@ def _messages(messages: Any) -> tuple[tuple[str | bytes, str | bytes], ...]:
         if len(fingerprint) == 24:
             try:
                 raw = a2b_base64(fingerprint, strict_mode=True)
-            except binascii.Error:
+            except ValueError:  # (binascii.Error, or a character beyond ASCII)
                 pass
             else:
                 if b2a_base64(raw, newline=False) == fingerprint.encode():
@@ -266,13 +265,14 @@ def _task(task: Any, refs: dict[int, int]) -> tuple[Any, ...]:
         raise _Unencodable(task)
     node_id, node_context = _id(task_id), _id(context_id)
     history_nodes = tuple([_message(m, task_id, context_id) for m in history])
-    for message in history:
-        refs[id(message)] = len(refs)
+    # Numbered by position (a value met twice keeps its first number: the decoder lists both).
+    for number, message in enumerate(history):
+        refs.setdefault(id(message), number)
     artifact_nodes = tuple([_artifact(a) for a in artifacts])
-    for artifact in artifacts:
-        refs[id(artifact)] = len(refs)
+    for number, artifact in enumerate(artifacts, len(history)):
+        refs.setdefault(id(artifact), number)
     status_node = _status(status, task_id, context_id, refs)
-    refs[id(status)] = len(refs)
+    refs.setdefault(id(status), len(history) + len(artifacts))
     return (node_id, node_context, history_nodes, artifact_nodes, status_node, task.metadata)
 
 

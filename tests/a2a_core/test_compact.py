@@ -6,8 +6,10 @@ spelled another way, an event's ``index`` lost because equality ignores it) woul
 the store answers. So values here are compared field by field, types included, not with ``==``.
 """
 
+import base64
 import functools
 import hashlib
+import string
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -112,6 +114,16 @@ uuids = st.uuids().map(str)
 task_ids = uuids | strategies.ids | uuids.map(str.upper) | uuids.map(lambda u: u.replace("-", ""))
 
 
+#: Message fingerprints as the core makes them (18 bytes in base64), and 24 characters of others.
+fingerprints = st.one_of(
+    st.binary(min_size=18, max_size=18).map(lambda b: base64.b64encode(b).decode()),
+    st.binary(min_size=16, max_size=17).map(lambda b: base64.b64encode(b).decode()),
+    st.text(alphabet=string.ascii_letters + "+/=- \n_", min_size=24, max_size=24),
+    st.text(min_size=24, max_size=24),
+    st.text(max_size=30),
+)
+
+
 @st.composite
 def settled_tasks(draw: st.DrawFn) -> tuple[TaskRecord, tuple[Any, ...]]:
     """A record and a log as the core writes them: the task's messages carry its ids, and its
@@ -126,11 +138,14 @@ def settled_tasks(draw: st.DrawFn) -> tuple[TaskRecord, tuple[Any, ...]]:
         return attrs.evolve(message, task_id=ids[0], context_id=ids[1])
 
     history = tuple(own(m) for m in task.history)
+    if history and draw(st.booleans()):  # one message twice (the numbering must not slip)
+        history = (history[0], *history)
     status = task.status
     if status.message is not None:
         status = attrs.evolve(status, message=own(status.message))
     task = attrs.evolve(task, id=task_id, context_id=context_id, history=history, status=status)
-    record = attrs.evolve(record, task=task)
+    messages = st.tuples(task_ids, fingerprints)
+    record = attrs.evolve(record, task=task, messages=tuple(draw(st.lists(messages, max_size=3))))
     said = [m for m in history if m.role is Role.AGENT]
     shared = st.one_of(
         st.just(_CREATED),
