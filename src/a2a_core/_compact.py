@@ -154,7 +154,9 @@ def _messages(messages: Any) -> tuple[tuple[str | bytes, str | bytes], ...]:
             except ValueError:  # (binascii.Error, or a character beyond ASCII)
                 pass
             else:
-                if b2a_base64(raw, newline=False) == fingerprint.encode():
+                # 18 bytes from 24 characters: no padding, no bits left over, so strict base64
+                # spells them back exactly so (what else decodes is kept as text).
+                if len(raw) == 18:
                     fingerprint = raw
         nodes.append((_id(message_id), fingerprint))
     return tuple(nodes)
