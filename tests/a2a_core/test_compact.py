@@ -138,7 +138,8 @@ def settled_tasks(draw: st.DrawFn) -> tuple[TaskRecord, tuple[Any, ...]]:
         return attrs.evolve(message, task_id=ids[0], context_id=ids[1])
 
     history = tuple(own(m) for m in task.history)
-    if history and draw(st.booleans()):  # one message twice (the numbering must not slip)
+    twice: bool = draw(st.booleans())
+    if history and twice:  # one message twice (the numbering must not slip)
         history = (history[0], *history)
     status = task.status
     if status.message is not None:
