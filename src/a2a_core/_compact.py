@@ -370,8 +370,15 @@ def _tree(record: TaskRecord, log: Sequence[object], marker: object) -> Any:
 _new = object.__new__
 # The setters of a Part's slots, in field order.
 _PART_SLOTS = tuple(Part.__dict__[f.name] for f in attrs.fields(Part))
-if not all(type(slot).__name__ == "member_descriptor" for slot in _PART_SLOTS):
-    raise RuntimeError("a2a_core._compact builds a Part in its slots, which it no longer has")
+# Its slots are its fields alone (no cached hash to set up), and its __init__ does no more than
+# fill them and check them: else _text_part would build a part its __init__ would not.
+if (
+    not all(type(slot).__name__ == "member_descriptor" for slot in _PART_SLOTS)
+    or set(getattr(Part, "__slots__", ())) != {*(f.name for f in attrs.fields(Part)), "__weakref__"}
+    or hasattr(Part, "__attrs_post_init__")
+    or any(f.converter is not None for f in attrs.fields(Part))
+):
+    raise RuntimeError("a2a_core._compact builds a Part in its slots: it can no longer")
 _SET_TEXT, _SET_RAW, _SET_URL, _SET_DATA, _SET_METADATA, _SET_FILENAME, _SET_MEDIA_TYPE = (
     slot.__set__ for slot in _PART_SLOTS
 )
