@@ -94,7 +94,10 @@ _check_fields(
     "task owner version created_at run running skill_id seq replied messages push_configs key",
 )
 
-#: The format, in the high four bits of a blob's first byte (its low four are the state).
+#: The format, in the high four bits of a blob's first byte (its low four are the state; the
+#: format before this one left them 0). A blob never outlives the process that made it (no
+#: store writes one anywhere), so there is no older format to read: a blob of another one can
+#: only be a mistake, which decoding reports rather than misreads.
 _FORMAT = 1
 _STATES = tuple(TaskState)
 _STATE_INDEX = {state: index for index, state in enumerate(_STATES)}
@@ -644,7 +647,8 @@ def _example() -> bytes:
 _ZDICT = _example()
 #: Raw deflate (no header or checksum: the bytes never leave the process), with a window of
 #: 2 KiB: the dictionary and a task together fit in it, and a compressor copied for each task
-#: copies the window (the default 32 KiB one cost more than all the rest of an encode).
+#: copies the window (copying the default 32 KiB one took about as long as the rest of an
+#: encode).
 _WBITS = -11
 #: Deflate's effort: the fastest finds all but a byte or two of what the slowest does here.
 _LEVEL = 1
