@@ -71,7 +71,10 @@ __all__ = ["decode", "decode_record", "encode", "state_of", "version_of"]
 def _check_fields(cls: type, names: str) -> None:
     """The coders below write and read ``cls``'s fields by name: fail at import, not by losing
     a value, if the model's fields are no longer those."""
-    if tuple(f.name for f in attrs.fields(cls)) != tuple(names.split()):
+    fields = getattr(cls, "_fields", None)  # a named tuple's (the owner)
+    if fields is None:
+        fields = tuple(f.name for f in attrs.fields(cls))
+    if fields != tuple(names.split()):
         raise RuntimeError(f"a2a_core._compact does not know the fields of {cls.__name__}")
 
 
