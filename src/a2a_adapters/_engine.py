@@ -7,7 +7,10 @@ store reads and commits, agent runs in its task group, one bounded channel per s
 until the machine's next deadline, and push delivery. After every call into the machine it
 performs what came out (:meth:`Engine._perform`) and then the store work (:meth:`Engine._pump`).
 
-It is written on anyio, whose primitives are the loop's own, so one engine serves both adapters.
+It is written on anyio, whose primitives are the loop's own, so one engine serves both adapters;
+what it does on every request (waiting for an answer, starting a run) it does with the loop's
+primitives directly (``a2a_adapters._loops``), and one patrol task, not a timer per request,
+watches for the clients of the blocking sends that take long.
 
 Lifecycle: :meth:`Engine.run` owns a task group for the engine's life (agent runs, the timer,
 the push sender): start it in the server's nursery on trio, or as a task on asyncio, and wait
@@ -53,12 +56,14 @@ from a2a_core.transport import (
     Watch,
 )
 
+from . import _loops
 from ._agents import AgentRegistry
 from ._auth import Authenticator, identify
 from ._clock import new_uuid, wall_clock
+from ._loops import Loop, Waiter
 from ._push import PushSender
 from ._runs import Slot, run_agent
-from ._streaming import HttpStream, answer_unless_gone, stream_body
+from ._streaming import HttpStream, stream_body
 from ._telemetry import Telemetry
 from .stores import StoreUnavailable
 
@@ -74,8 +79,13 @@ log = logging.getLogger("a2a_adapters")
 MAX_BUFFERED_BATCHES = 256
 #: Seconds of silence after which a stream sends a keep-alive comment.
 KEEPALIVE_SECONDS = 15.0
-#: Seconds a blocking send waits before it also watches for its client leaving.
-WATCH_AFTER_SECONDS = 1.0
+#: Seconds between the patrol's looks at the blocking sends under way: one that has waited
+#: for :data:`WATCH_AFTER_TICKS` of them (1 to 1.5 s) also watches for its client leaving.
+#: Watching costs a task of its own (a third of a blocking send's throughput, measured), and
+#: a timer per send costs too, so that one patrol looks for the few that take long: most are
+#: answered within milliseconds.
+PATROL_SECONDS = 0.5
+WATCH_AFTER_TICKS = 3
 #: Seconds shutdown gives running agents to finish, and queued push notifications to go out.
 SHUTDOWN_GRACE = 5.0
 #: Seconds shutdown then waits for the runs it stopped to be recorded.
@@ -88,6 +98,8 @@ _UNAVAILABLE = "The server failed and is stopping; retry shortly"
 _FAILED = "The server failed to handle this request; the failure was logged"
 #: The answer to a client that left (it goes nowhere).
 _GONE = HttpResponse(499, (("content-length", "0"),), b"")
+#: What a send's waiter is set to when its client left.
+_LEFT = object()
 
 
 class EventBus(Protocol):
@@ -167,9 +179,19 @@ class Engine:
         self._grace = shutdown_grace
         self._group: TaskGroup | None = None
         self._io: deque[Read | Commit] = deque()
-        self._replies: dict[int, Slot] = {}
+        #: The loop's own primitives (``a2a_adapters._loops``), once :meth:`run` has begun.
+        self._loop: Loop | None = None
+        self._replies: dict[int, Waiter] = {}
         self._streams: dict[int, MemoryObjectSendStream[Frames]] = {}
-        self._taken: dict[tuple[str, int], Slot] = {}
+        self._taken: dict[tuple[str, int], Waiter] = {}
+        #: The blocking sends waiting for their answer, whose client may leave: the patrol's
+        #: tick when each began, its waiter and how to hear its client leave.
+        self._waiting: dict[int, tuple[int, Waiter, Callable[[], Awaitable[object]]]] = {}
+        #: The sends whose clients the patrol watches: the scope of each watch.
+        self._watching: dict[int, anyio.CancelScope] = {}
+        self._tick = 0
+        #: Set while the patrol has nothing to look at: the first send to wait wakes it.
+        self._patrol_idle: Waiter | None = None
         self._runs: dict[tuple[str, int], anyio.CancelScope] = {}
         #: The span of each request under way (telemetry on), for the runs it starts.
         self._origins: dict[int, SpanContext] = {}
@@ -190,10 +212,12 @@ class Engine:
         it does not take the caller's nursery with it: the cause is logged, :attr:`failure`
         set, and :meth:`wait_stopped` returns.
         """
+        loop = self._loop = _loops.current()
         try:
-            async with anyio.create_task_group() as group:
+            async with anyio.create_task_group() as group, loop.jobs(self._stop_jobs):
                 self._group = group
                 group.start_soon(self._run_timer)
+                group.start_soon(self._patrol)
                 if self.bus is not None:
                     await group.start(self.bus.run, self._rang)
                 if self.push is not None:
@@ -330,7 +354,7 @@ class Engine:
         number = self.server.receive(
             request, self._clock(), caller=caller, challenges=challenges, base_url=base_url
         )
-        slot = self._replies[number] = Slot()
+        slot = self._replies[number] = self._waiter()
         origin = self.telemetry.origin()
         if origin is not None:
             self._origins[number] = origin
@@ -376,18 +400,71 @@ class Engine:
                 return _GONE  # the client left: nobody to answer
         raise AssertionError(f"unexpected reply {reply!r}")  # pragma: no cover
 
+    def _waiter(self) -> Waiter:
+        loop = self._loop
+        if loop is None:  # (handling before the engine runs: nothing will be started)
+            loop = self._loop = _loops.current()
+        return loop.waiter()
+
     async def _wait(
-        self, number: int, slot: Slot, disconnected: Callable[[], Awaitable[object]] | None
+        self, number: int, slot: Waiter, disconnected: Callable[[], Awaitable[object]] | None
     ) -> Any:
-        """The reply of exchange ``number`` once it comes, or ``None`` if the client left."""
+        """The reply of exchange ``number`` once it comes, or ``None`` if the client left (the
+        patrol watches for that once the reply has taken a second or so)."""
+        if disconnected is not None:
+            if not self._waiting and self._patrol_idle is not None:
+                self._patrol_idle.set()
+            self._waiting[number] = (self._tick, slot, disconnected)
         try:
-            return await answer_unless_gone(
-                slot.wait, lambda: slot.is_set, disconnected, WATCH_AFTER_SECONDS
-            )
+            value = await slot.wait()
         finally:
-            if not slot.is_set:  # the client left (or gave up): forget it
+            if disconnected is not None:
+                del self._waiting[number]
+                watch = self._watching.pop(number, None)
+                if watch is not None:
+                    watch.cancel()
+            if not slot.is_set:  # given up (cancelled): forget it
                 self._replies.pop(number, None)
                 self.server.client_left(number)
+        if value is _LEFT:
+            if self._replies.pop(number, None) is not None:  # (not answered meanwhile)
+                self.server.client_left(number)
+            return None
+        return value
+
+    async def _patrol(self) -> None:
+        """Every :data:`PATROL_SECONDS`, watch the clients of the blocking sends that have
+        waited :data:`WATCH_AFTER_TICKS` looks; sleep while none waits."""
+        while True:
+            if not self._waiting:
+                idle = self._patrol_idle = self._waiter()
+                await idle.wait()
+                self._patrol_idle = None
+            await anyio.sleep(PATROL_SECONDS)
+            self._tick += 1
+            due = self._tick - WATCH_AFTER_TICKS
+            for number, (began, slot, disconnected) in self._waiting.items():
+                if began <= due and number not in self._watching:
+                    scope = self._watching[number] = anyio.CancelScope()
+                    self._spawn(self._watch, scope, slot, disconnected, name="a2a watch")
+
+    @staticmethod
+    async def _watch(
+        scope: anyio.CancelScope, slot: Waiter, disconnected: Callable[[], Awaitable[object]]
+    ) -> None:
+        """Tell the send waiting on ``slot`` that its client left, when it does."""
+        with scope:
+            try:
+                await disconnected()
+            except Exception:
+                log.exception("watching for a client leaving failed")
+                return
+            slot.set(_LEFT)
+
+    def _stop_jobs(self) -> None:
+        """Stop the runs and watches under way (the engine is stopping)."""
+        for scope in (*self._runs.values(), *self._watching.values()):
+            scope.cancel()
 
     # --- performing the machine's actions -----------------------------------------------------
 
@@ -503,12 +580,10 @@ class Engine:
                 self.server.notify_failed, notify.task_id, notify.config_id, notify.seq, attempts
             )
 
-    def _spawn(
-        self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any, name: str = ""
-    ) -> None:
-        if self._group is None:
+    def _spawn(self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any, name: str) -> None:
+        if self._group is None or self._loop is None:
             raise RuntimeError("the engine is not running: start it before serving")
-        self._group.start_soon(job, *args, name=name or None)
+        self._loop.spawn(job, *args, name=name)
 
     async def _run_timer(self) -> None:
         while True:
@@ -539,7 +614,7 @@ class Engine:
         traced = self.telemetry.run(start, origin)
 
         async def output(value: Any) -> bool:
-            taken = self._taken[key] = Slot()
+            taken = self._taken[key] = self._waiter()
             await self._call(self.server.agent_output, start.task_id, start.run, value)
             counts: bool = await taken.wait()
             return counts
