@@ -60,7 +60,7 @@ from . import _loops
 from ._agents import AgentRegistry
 from ._auth import Authenticator, identify
 from ._clock import new_uuid, wall_clock
-from ._loops import Loop, Waiter
+from ._loops import Loop, Scope, Waiter
 from ._push import PushSender
 from ._runs import Slot, run_agent
 from ._streaming import HttpStream, stream_body
@@ -181,6 +181,8 @@ class Engine:
         self._io: deque[Read | Commit] = deque()
         #: The loop's own primitives (``a2a_adapters._loops``), once :meth:`run` has begun.
         self._loop: Loop | None = None
+        self._waiter: Callable[[], Waiter] = self._unbound_waiter
+        self._cancel_scope: Callable[[], Scope] = self._unbound_scope
         self._replies: dict[int, Waiter] = {}
         self._streams: dict[int, MemoryObjectSendStream[Frames]] = {}
         self._taken: dict[tuple[str, int], Waiter] = {}
@@ -188,11 +190,11 @@ class Engine:
         #: tick when each began, its waiter and how to hear its client leave.
         self._waiting: dict[int, tuple[int, Waiter, Callable[[], Awaitable[object]]]] = {}
         #: The sends whose clients the patrol watches: the scope of each watch.
-        self._watching: dict[int, anyio.CancelScope] = {}
+        self._watching: dict[int, Scope] = {}
         self._tick = 0
         #: Set while the patrol has nothing to look at: the first send to wait wakes it.
         self._patrol_idle: Waiter | None = None
-        self._runs: dict[tuple[str, int], anyio.CancelScope] = {}
+        self._runs: dict[tuple[str, int], Scope] = {}
         #: The span of each request under way (telemetry on), for the runs it starts.
         self._origins: dict[int, SpanContext] = {}
         self._alarm = Slot()
@@ -212,7 +214,7 @@ class Engine:
         it does not take the caller's nursery with it: the cause is logged, :attr:`failure`
         set, and :meth:`wait_stopped` returns.
         """
-        loop = self._loop = _loops.current()
+        loop = self._bind()
         try:
             async with anyio.create_task_group() as group, loop.jobs(self._stop_jobs):
                 self._group = group
@@ -335,41 +337,37 @@ class Engine:
         """
         if self.failure is not None:
             return self.core.internal_error(request.path, _UNAVAILABLE)
+        # (One coroutine, not a guard around another: every wait passes through each.)
         try:
-            return await self._handle(request, base_url, caller, disconnected)
+            if caller is None:
+                caller = identify(self.auth, request)
+            challenges = tuple(a.challenge() for a in self.auth) if caller is None else ()
+            number = self.server.receive(
+                request, self._clock(), caller=caller, challenges=challenges, base_url=base_url
+            )
+            slot = self._replies[number] = self._waiter()
+            origin = self.telemetry.origin()
+            if origin is not None:
+                self._origins[number] = origin
+            try:
+                self._perform()
+                if self._io:
+                    await self._pump()
+                if slot.is_set:  # answered at once (a read, a refusal): nothing to wait for
+                    reply = slot.value
+                else:
+                    reply = await self._wait(number, slot, disconnected)
+            finally:
+                # A request's decision (which starts its runs) is made before it is answered.
+                if origin is not None:
+                    del self._origins[number]
+            return self._answer(number, reply)
         except Exception:
             log.exception("%s %s failed", request.method, request.path)
             return self.core.internal_error(request.path, _FAILED)
 
-    async def _handle(
-        self,
-        request: HttpRequest,
-        base_url: str,
-        caller: Caller | None,
-        disconnected: Callable[[], Awaitable[object]] | None,
-    ) -> HttpResponse | HttpStream:
-        if caller is None:
-            caller = identify(self.auth, request)
-        challenges = tuple(a.challenge() for a in self.auth) if caller is None else ()
-        number = self.server.receive(
-            request, self._clock(), caller=caller, challenges=challenges, base_url=base_url
-        )
-        slot = self._replies[number] = self._waiter()
-        origin = self.telemetry.origin()
-        if origin is not None:
-            self._origins[number] = origin
-        try:
-            self._perform()
-            if self._io:
-                await self._pump()
-            if slot.is_set:  # answered at once (a read, a refusal): nothing to wait for
-                reply = slot.value
-            else:
-                reply = await self._wait(number, slot, disconnected)
-        finally:
-            # A request's decision (which starts its runs) is made before it is answered.
-            if origin is not None:
-                del self._origins[number]
+    def _answer(self, number: int, reply: Any) -> HttpResponse | HttpStream:
+        """The response to exchange ``number``, whose reply came."""
         match reply:
             case Answer(response=response):
                 return response
@@ -400,11 +398,19 @@ class Engine:
                 return _GONE  # the client left: nobody to answer
         raise AssertionError(f"unexpected reply {reply!r}")  # pragma: no cover
 
-    def _waiter(self) -> Waiter:
-        loop = self._loop
-        if loop is None:  # (handling before the engine runs: nothing will be started)
-            loop = self._loop = _loops.current()
-        return loop.waiter()
+    def _bind(self) -> Loop:
+        """Use the running loop's primitives from now on."""
+        loop = self._loop = _loops.current()
+        self._waiter = loop.waiter
+        self._cancel_scope = loop.cancel_scope
+        return loop
+
+    def _unbound_waiter(self) -> Waiter:
+        # (handling before the engine runs: on the loop it is called on)
+        return self._bind().waiter()
+
+    def _unbound_scope(self) -> Scope:
+        return self._bind().cancel_scope()
 
     async def _wait(
         self, number: int, slot: Waiter, disconnected: Callable[[], Awaitable[object]] | None
@@ -445,12 +451,12 @@ class Engine:
             due = self._tick - WATCH_AFTER_TICKS
             for number, (began, slot, disconnected) in self._waiting.items():
                 if began <= due and number not in self._watching:
-                    scope = self._watching[number] = anyio.CancelScope()
+                    scope = self._watching[number] = self._cancel_scope()
                     self._spawn(self._watch, scope, slot, disconnected, name="a2a watch")
 
     @staticmethod
     async def _watch(
-        scope: anyio.CancelScope, slot: Waiter, disconnected: Callable[[], Awaitable[object]]
+        scope: Scope, slot: Waiter, disconnected: Callable[[], Awaitable[object]]
     ) -> None:
         """Tell the send waiting on ``slot`` that its client left, when it does."""
         with scope:
@@ -480,7 +486,7 @@ class Engine:
                 case Read() | Commit():
                     self._io.append(action)
                 case StartRun(task_id=task_id, run=run, exchange=exchange):
-                    scope = self._runs[task_id, run] = anyio.CancelScope()
+                    scope = self._runs[task_id, run] = self._cancel_scope()
                     origin = None if exchange is None else self._origins.get(exchange)
                     self._spawn(self._run, action, scope, origin, name=f"a2a run {task_id}")
                 case StopRun(task_id=task_id, run=run):
@@ -607,9 +613,7 @@ class Engine:
 
     # --- agent runs ---------------------------------------------------------------------------
 
-    async def _run(
-        self, start: StartRun, scope: anyio.CancelScope, origin: "SpanContext | None"
-    ) -> None:
+    async def _run(self, start: StartRun, scope: Scope, origin: "SpanContext | None") -> None:
         key = (start.task_id, start.run)
         traced = self.telemetry.run(start, origin)
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import anyio
 import sniffio
 
-__all__ = ["Job", "Loop", "Waiter", "current"]
+__all__ = ["Job", "Loop", "Scope", "Waiter", "current"]
 
 #: A job: a coroutine function and its arguments.
 Job = Callable[..., Coroutine[Any, Any, Any]]
@@ -36,10 +36,26 @@ class Waiter(Protocol):
     async def wait(self) -> Any: ...
 
 
+class Scope(Protocol):
+    """A cancel scope (anyio's, or the loop's own): entered once, cancelled from anywhere."""
+
+    def cancel(self) -> None: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc: Any) -> bool | None: ...
+
+
 class Loop(Protocol):
     """What the engine does on the loop running it."""
 
     def waiter(self) -> Waiter: ...
+
+    def cancel_scope(self) -> Scope:
+        """A cancel scope for a job (an agent run's): anyio's on asyncio (only an anyio scope
+        cancels an asyncio task without breaking the anyio scopes within), trio's own on trio
+        (anyio's wraps it)."""
+        ...
 
     def jobs(self, stop: Callable[[], None]) -> Any:
         """An async context manager, entered in the engine's task group: the jobs started
@@ -95,6 +111,9 @@ class _Asyncio:
 
     def waiter(self) -> Waiter:
         return _FutureWaiter(self._loop)
+
+    def cancel_scope(self) -> Scope:
+        return anyio.CancelScope()
 
     @asynccontextmanager
     async def jobs(self, stop: Callable[[], None]) -> AsyncIterator[None]:
@@ -157,6 +176,10 @@ class _Trio:
 
     def waiter(self) -> Waiter:
         return _ParkedWaiter()
+
+    def cancel_scope(self) -> Scope:
+        scope: Scope = _trio().CancelScope()
+        return scope
 
     @asynccontextmanager
     async def jobs(self, stop: Callable[[], None]) -> AsyncIterator[None]:

@@ -49,12 +49,13 @@ async def run_agent(start: StartRun, agent: Agent, output: Output, done: Done) -
     task that runs this stops the run and reports nothing: the machine asked for the stop."""
     try:
         result: Any = agent(start.context)
-        if not inspect.isasyncgen(result):
+        yields = inspect.isasyncgen(result)
+        if not yields:
             value = await result
     except Exception as error:
         _log_failure(start.task_id, error)
         return await done(error=error)
-    if not inspect.isasyncgen(result):
+    if not yields:
         return await done(value=value)
     updates: AsyncIterator[Any] = result
     try:
@@ -69,8 +70,9 @@ async def run_agent(start: StartRun, agent: Agent, output: Output, done: Done) -
             if not await output(value):
                 return None  # nothing more from this run counts
     finally:
-        with anyio.CancelScope(shield=True):
-            await result.aclose()
+        if result.ag_frame is not None:  # not run to its end: let it clean up, uncancelled
+            with anyio.CancelScope(shield=True):
+                await result.aclose()
 
 
 def _log_failure(task_id: str, error: Exception) -> None:
