@@ -192,8 +192,10 @@ def measure(loop: str, sends: int, top: int = 0) -> dict[str, Any]:
     else:
         from a2a_adapters import asyncio as asyncio_adapter
         from a2a_adapters._serve import fast_loop_factory
+        from a2a_adapters.asyncio._server import asgi_entry
 
-        app = asyncio_adapter.create_app(engine())
+        # What uvicorn calls, as serve_app gives it.
+        app = asgi_entry(asyncio_adapter.create_app(engine()))
         # The loop ``serve`` runs (uvloop, if installed), whose own work is mostly not Python.
         backend = {"loop_factory": fast_loop_factory()}
         anyio.run(_drive, app, sends, counts, backend_options=backend)

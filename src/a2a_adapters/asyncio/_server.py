@@ -43,7 +43,15 @@ from a2a_adapters._limits import DEFAULT_LIMITS, REFUSAL_LINGER, ConnectionLimit
 from a2a_adapters._proxy import TrustedProxies, trusted_networks
 from a2a_adapters._tls import TlsFiles, check
 
-__all__ = ["serve_app"]
+__all__ = ["asgi_entry", "serve_app"]
+
+
+def asgi_entry(app: Quart) -> Any:
+    """What uvicorn calls for ``app``: its ASGI application (``create_app``'s chain: the access
+    log, CORS, A2A's short way, then Quart's), without ``Quart.__call__``, a coroutine around
+    it that every wait of every request would pass through. It is ASGI 3 (say so to uvicorn,
+    which would guess from its ``__call__``, not a coroutine function)."""
+    return app.asgi_app
 
 
 async def serve_app(
@@ -74,8 +82,10 @@ async def serve_app(
     networks = trusted_networks(forwarded_allow_ips)
     if tls is not None:
         check(tls)  # refused here, saying why, if it cannot load
+    entry = asgi_entry(app)
     config = uvicorn.Config(
-        TrustedProxies(app, networks) if forwarded_allow_ips else app,
+        TrustedProxies(entry, networks) if forwarded_allow_ips else entry,
+        interface="asgi3",
         # Ours, above, on both adapters alike; uvicorn's own would believe 127.0.0.1.
         proxy_headers=False,
         http=_protocol_for(limits),
