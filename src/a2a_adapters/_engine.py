@@ -26,6 +26,7 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 import anyio
@@ -183,9 +184,14 @@ class Engine:
         self._loop: Loop | None = None
         self._waiter: Callable[[], Waiter] = self._unbound_waiter
         self._cancel_scope: Callable[[], Scope] = self._unbound_scope
+        self._shield: Callable[[], Scope] = partial(anyio.CancelScope, shield=True)
         self._replies: dict[int, Waiter] = {}
         self._streams: dict[int, MemoryObjectSendStream[Frames]] = {}
-        self._taken: dict[tuple[str, int], Waiter] = {}
+        #: The outputs of runs waiting for the machine to say whether they counted: ``None``
+        #: until one waits (most are told at once, in the call that gave the output, and need
+        #: no waiter), and what it was told, if it was told before it waited.
+        self._taken: dict[tuple[str, int], Waiter | None] = {}
+        self._counted: dict[tuple[str, int], bool] = {}
         #: The blocking sends waiting for their answer, whose client may leave: the patrol's
         #: tick when each began, its waiter and how to hear its client leave.
         self._waiting: dict[int, tuple[int, Waiter, Callable[[], Awaitable[object]]]] = {}
@@ -403,6 +409,7 @@ class Engine:
         loop = self._loop = _loops.current()
         self._waiter = loop.waiter
         self._cancel_scope = loop.cancel_scope
+        self._shield = loop.shield
         return loop
 
     def _unbound_waiter(self) -> Waiter:
@@ -478,7 +485,8 @@ class Engine:
         """Call the machine (with the time), perform what it asks, and do its store work."""
         method(*args, self._clock(), **kwargs)
         self._perform()
-        await self._pump()
+        if self._io:
+            await self._pump()
 
     def _perform(self) -> None:
         for action in self.server.take_actions():
@@ -519,9 +527,13 @@ class Engine:
                     if self.push is not None:
                         self.push.send(action)
                 case OutputTaken(task_id=task_id, run=run, counts=counts):
-                    taken = self._taken.pop((task_id, run), None)
-                    if taken is not None:
-                        taken.set(counts)
+                    key = task_id, run
+                    if key in self._taken:
+                        taken = self._taken.pop(key)
+                        if taken is None:
+                            self._counted[key] = counts
+                        else:
+                            taken.set(counts)
                 case Problem(message=message):
                     log.error("%s", message)
                 case Watch(task_id=task_id):
@@ -618,8 +630,11 @@ class Engine:
         traced = self.telemetry.run(start, origin)
 
         async def output(value: Any) -> bool:
-            taken = self._taken[key] = self._waiter()
+            self._taken[key] = None
             await self._call(self.server.agent_output, start.task_id, start.run, value)
+            if key in self._counted:
+                return self._counted.pop(key)
+            taken = self._taken[key] = self._waiter()
             counts: bool = await taken.wait()
             return counts
 
@@ -632,11 +647,12 @@ class Engine:
         try:
             with scope, traced:
                 agent = self.agents.agent_for(start.context.skill_id)
-                await run_agent(start, agent, output, done)
+                await run_agent(start, agent, output, done, self._shield)
         except Exception:
             log.exception("the run of task %s failed inside the engine", start.task_id)
         finally:
             self._taken.pop(key, None)
+            self._counted.pop(key, None)
             if self._runs.get(key) is scope:
                 del self._runs[key]
 

@@ -57,6 +57,10 @@ class Loop(Protocol):
         (anyio's wraps it)."""
         ...
 
+    def shield(self) -> Scope:
+        """A scope whose inside is not cancelled from outside (as :meth:`cancel_scope`)."""
+        ...
+
     def jobs(self, stop: Callable[[], None]) -> Any:
         """An async context manager, entered in the engine's task group: the jobs started
         within it run until they end, and it ends once they have. Should it be left by
@@ -114,6 +118,9 @@ class _Asyncio:
 
     def cancel_scope(self) -> Scope:
         return anyio.CancelScope()
+
+    def shield(self) -> Scope:
+        return anyio.CancelScope(shield=True)
 
     @asynccontextmanager
     async def jobs(self, stop: Callable[[], None]) -> AsyncIterator[None]:
@@ -179,6 +186,10 @@ class _Trio:
 
     def cancel_scope(self) -> Scope:
         scope: Scope = _trio().CancelScope()
+        return scope
+
+    def shield(self) -> Scope:
+        scope: Scope = _trio().CancelScope(shield=True)
         return scope
 
     @asynccontextmanager

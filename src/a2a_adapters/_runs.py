@@ -3,6 +3,8 @@
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractContextManager
+from functools import partial
 from typing import Any
 
 import anyio
@@ -38,15 +40,25 @@ class Slot:
         return self.value
 
 
+#: A scope shielded from cancellation (anyio's).
+_SHIELD = partial(anyio.CancelScope, shield=True)
+
 #: Tells the machine one output of the run and returns whether the run still counts after it.
 Output = Callable[[Any], Awaitable[bool]]
 #: Tells the machine how the run ended (``value=`` or ``error=``).
 Done = Callable[..., Awaitable[None]]
 
 
-async def run_agent(start: StartRun, agent: Agent, output: Output, done: Done) -> None:
+async def run_agent(
+    start: StartRun,
+    agent: Agent,
+    output: Output,
+    done: Done,
+    shield: Callable[[], AbstractContextManager[Any]] = _SHIELD,
+) -> None:
     """Run ``start``'s agent to its end (or until its output stops counting). Cancelling the
-    task that runs this stops the run and reports nothing: the machine asked for the stop."""
+    task that runs this stops the run and reports nothing: the machine asked for the stop.
+    ``shield`` makes the scope its cleanup runs in, uncancelled (the loop's own, if given)."""
     try:
         result: Any = agent(start.context)
         yields = inspect.isasyncgen(result)
@@ -71,7 +83,7 @@ async def run_agent(start: StartRun, agent: Agent, output: Output, done: Done) -
                 return None  # nothing more from this run counts
     finally:
         if result.ag_frame is not None:  # not run to its end: let it clean up, uncancelled
-            with anyio.CancelScope(shield=True):
+            with shield():
                 await result.aclose()
 
 
