@@ -198,6 +198,12 @@ class _OneWritePerTurn:
         self._transport = transport
         self._loop = loop
         self._held: list[bytes] = []
+        # What uvicorn and the protocol ask of every request: the transport's own, found here
+        # without a call of __getattr__ each time.
+        self.is_closing = transport.is_closing
+        self.get_extra_info = transport.get_extra_info
+        self.pause_reading = transport.pause_reading
+        self.resume_reading = transport.resume_reading
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._held:
@@ -251,6 +257,8 @@ class _LimitedProtocol(HttpToolsProtocol):
         self._refused = False
         self._in_head = True
         self._head_bytes = 0
+        #: The size of the chunk being parsed.
+        self._chunk_bytes = 0
         self._head_timer: TimerHandle | None = None
         self._body_deadline = 0.0
         self._body_timer: TimerHandle | None = None
@@ -299,12 +307,9 @@ class _LimitedProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return
+        self._chunk_bytes = size = len(data)
         if self._in_head:
-            if self._head_timer is None:
-                self._head_timer = self.loop.call_later(
-                    self.limits.header_timeout, self._head_timed_out
-                )
-            self._head_bytes += len(data)
+            self._head_bytes += size
         super().data_received(data)
         if self._refused or self.transport.is_closing():
             return
@@ -313,6 +318,12 @@ class _LimitedProtocol(HttpToolsProtocol):
             # is measured exactly in on_headers_complete instead).
             if self._head_bytes > self.limits.max_header_bytes:
                 self._refuse_head(f"the request head is over {self.limits.max_header_bytes} bytes")
+            elif self._head_bytes and self._head_timer is None:
+                # A head begun and not complete: its deadline runs from its first byte, now. (A
+                # request that arrives whole, most do, never arms it.)
+                self._head_timer = self.loop.call_later(
+                    self.limits.header_timeout, self._head_timed_out
+                )
         elif self._body_timer is None:
             self._body_timer = self.loop.call_at(self._body_deadline, self._body_timed_out)
 
@@ -333,12 +344,16 @@ class _LimitedProtocol(HttpToolsProtocol):
                 f"{limits.max_header_count}"
             )
             return
-        size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
-        if size > limits.max_header_bytes:
-            self._refuse_head(
-                f"the request head is {size} bytes, over the limit of {limits.max_header_bytes}"
-            )
-            return
+        # The head is within the bytes counted since the last one (the chunk being parsed
+        # included), or within this chunk if the last one ended in it: measured exactly only
+        # if that many bytes could be over the limit.
+        if self._head_bytes + self._chunk_bytes > limits.max_header_bytes:
+            size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+            if size > limits.max_header_bytes:
+                self._refuse_head(
+                    f"the request head is {size} bytes, over the limit of {limits.max_header_bytes}"
+                )
+                return
         self._body_deadline = self.loop.time() + limits.body_timeout
         super().on_headers_complete()
 
