@@ -18,14 +18,21 @@ def wall_clock() -> Callable[[], datetime]:
     ``trio.testing.MockClock``: the engine's sense of time jumps with the loop's.
     """
     anchor: tuple[datetime, float, Callable[[], float]] | None = None
+    # The last reading: a loop whose clock stands still within a turn (uvloop's, in
+    # milliseconds) is read several times a request, and gets the same datetime again.
+    last_time = float("nan")
+    last: datetime | None = None
 
     def now() -> datetime:
-        nonlocal anchor
+        nonlocal anchor, last_time, last
         if anchor is None:
             loop_time = _loop_time()
             anchor = (datetime.now(UTC), loop_time(), loop_time)
         wall, start, loop_time = anchor
-        return wall + timedelta(seconds=loop_time() - start)
+        time = loop_time()
+        if time != last_time or last is None:
+            last_time, last = time, wall + timedelta(seconds=time - start)
+        return last
 
     return now
 
