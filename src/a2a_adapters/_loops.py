@@ -143,9 +143,10 @@ class _Asyncio:
 
 
 class _ParkedWaiter:
-    __slots__ = ("_task", "is_set", "value")
+    __slots__ = ("_lowlevel", "_task", "is_set", "value")
 
-    def __init__(self) -> None:
+    def __init__(self, lowlevel: Any) -> None:
+        self._lowlevel = lowlevel  # (trio is imported only where it runs)
         self._task: Any = None
         self.value: Any = None
         self.is_set = False
@@ -156,11 +157,11 @@ class _ParkedWaiter:
             task = self._task
             if task is not None:
                 self._task = None
-                _trio().lowlevel.reschedule(task)
+                self._lowlevel.reschedule(task)
 
     async def wait(self) -> Any:
         if not self.is_set:
-            lowlevel = _trio().lowlevel
+            lowlevel = self._lowlevel
             self._task = lowlevel.current_task()
 
             def abort(_: object) -> Any:
@@ -180,17 +181,18 @@ def _trio() -> Any:
 class _Trio:
     def __init__(self) -> None:
         self._nursery: Any = None
+        trio = _trio()
+        self._lowlevel = trio.lowlevel
+        self._scope: Callable[..., Scope] = trio.CancelScope
 
     def waiter(self) -> Waiter:
-        return _ParkedWaiter()
+        return _ParkedWaiter(self._lowlevel)
 
     def cancel_scope(self) -> Scope:
-        scope: Scope = _trio().CancelScope()
-        return scope
+        return self._scope()
 
     def shield(self) -> Scope:
-        scope: Scope = _trio().CancelScope(shield=True)
-        return scope
+        return self._scope(shield=True)
 
     @asynccontextmanager
     async def jobs(self, stop: Callable[[], None]) -> AsyncIterator[None]:
