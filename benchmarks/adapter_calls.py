@@ -8,7 +8,9 @@ echo agent) is driven in process through ASGI, with no HTTP server: its lifespan
 few unmeasured ones. A profile hook counts every function call made meanwhile, Python's and
 C's, and splits them: a call is the core's when it is a call of a function of ``a2a_core``, or
 is made (at any depth) below one; every other call is the adapters' (the ASGI entry, the
-engine, the agent's run, the loop's scheduling of them). The counts are deterministic: compare
+engine, the agent's run, the loop's scheduling of them). The counts are the same from run to run
+but for what happens now and then (the timers that fire while counting, the engine's patrol
+and the machine's deadlines; refills of the pool of random ids), a call a send at most: compare
 them before and after a change, where timings on a shared machine are noise.
 
 Prints one JSON object per loop: calls per send outside the core (Python and C, and Python

@@ -433,9 +433,10 @@ class Engine:
         finally:
             if disconnected is not None:
                 del self._waiting[number]
-                watch = self._watching.pop(number, None)
-                if watch is not None:
-                    watch.cancel()
+                if self._watching:
+                    watch = self._watching.pop(number, None)
+                    if watch is not None:
+                        watch.cancel()
             if not slot.is_set:  # given up (cancelled): forget it
                 self._replies.pop(number, None)
                 self.server.client_left(number)

@@ -22,6 +22,9 @@ def test_a_few_sends_are_counted_outside_and_inside_the_core(loop: str) -> None:
 
 
 def test_the_counts_are_the_same_from_run_to_run() -> None:
-    first = adapter_calls.measure("asyncio", sends=5)
-    second = adapter_calls.measure("asyncio", sends=5)
-    assert first == second
+    first = adapter_calls.measure("asyncio", sends=10)
+    second = adapter_calls.measure("asyncio", sends=10)
+    # The same but for what happens now and then, not on every send: the timers that fire
+    # while counting (the engine's patrol, the machine's deadlines), the id pool's refills.
+    for key in ("outside_core_per_send", "outside_core_python_per_send", "core_per_send"):
+        assert abs(first[key] - second[key]) <= first[key] / 100, key
