@@ -120,8 +120,10 @@ def _unread(response: HttpResponse, headers: Mapping[str, str]) -> HttpResponse:
 def with_length(response: HttpResponse) -> list[tuple[str, str]]:
     """The response's headers, with a ``content-length`` (the core's own, if it gave one)."""
     headers = list(response.headers)
-    if not any(name.lower() == "content-length" for name, _ in headers):
-        headers.append(("content-length", str(len(response.body))))
+    for name, _ in headers:  # (a loop, not any() over a generator: once a response)
+        if name == "content-length" or name.lower() == "content-length":
+            return headers
+    headers.append(("content-length", str(len(response.body))))
     return headers
 
 
