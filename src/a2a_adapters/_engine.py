@@ -24,9 +24,8 @@ The framework-free entry point is :meth:`Engine.handle`.
 
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
-from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 import anyio
@@ -63,7 +62,7 @@ from ._auth import Authenticator, identify
 from ._clock import new_uuid, wall_clock
 from ._loops import Loop, Scope, Waiter
 from ._push import PushSender
-from ._runs import Slot, run_agent
+from ._runs import Slot, close_shielded, run_agent
 from ._streaming import HttpStream, stream_body
 from ._telemetry import Telemetry
 from .stores import StoreUnavailable
@@ -184,7 +183,7 @@ class Engine:
         self._loop: Loop | None = None
         self._waiter: Callable[[], Waiter] = self._unbound_waiter
         self._cancel_scope: Callable[[], Scope] = self._unbound_scope
-        self._shield: Callable[[], Scope] = partial(anyio.CancelScope, shield=True)
+        self._close: Callable[[AsyncGenerator[Any, None]], Awaitable[None]] = close_shielded
         self._replies: dict[int, Waiter] = {}
         self._streams: dict[int, MemoryObjectSendStream[Frames]] = {}
         #: The outputs of runs waiting for the machine to say whether they counted: ``None``
@@ -409,7 +408,7 @@ class Engine:
         loop = self._loop = _loops.current()
         self._waiter = loop.waiter
         self._cancel_scope = loop.cancel_scope
-        self._shield = loop.shield
+        self._close = loop.close
         return loop
 
     def _unbound_waiter(self) -> Waiter:
@@ -648,7 +647,7 @@ class Engine:
         try:
             with scope, traced:
                 agent = self.agents.agent_for(start.context.skill_id)
-                await run_agent(start, agent, output, done, self._shield)
+                await run_agent(start, agent, output, done, self._close)
         except Exception:
             log.exception("the run of task %s failed inside the engine", start.task_id)
         finally:

@@ -12,7 +12,8 @@ and the agents' code (and its shielded sections) is anyio's or the loop's own.
 """
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Coroutine
+import types
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Generator
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -57,8 +58,9 @@ class Loop(Protocol):
         (anyio's wraps it)."""
         ...
 
-    def shield(self) -> Scope:
-        """A scope whose inside is not cancelled from outside (as :meth:`cancel_scope`)."""
+    async def close(self, agen: AsyncGenerator[Any, None]) -> None:
+        """Close ``agen`` (an agent's, left before its end) uncancelled: what its ``finally``
+        blocks do is not cut short by a cancellation of the caller."""
         ...
 
     def jobs(self, stop: Callable[[], None]) -> Any:
@@ -119,8 +121,17 @@ class _Asyncio:
     def cancel_scope(self) -> Scope:
         return anyio.CancelScope()
 
-    def shield(self) -> Scope:
-        return anyio.CancelScope(shield=True)
+    async def close(self, agen: AsyncGenerator[Any, None]) -> None:
+        # Most generators close without waiting for anything (no ``await`` in their cleanup):
+        # run the close's first step; only one that waits then needs anyio's shield (asyncio
+        # delivers a cancellation only where a task waits, so that step needed none).
+        closing = agen.aclose()
+        try:
+            waiting_for = closing.send(None)
+        except StopIteration:
+            return
+        with anyio.CancelScope(shield=True):
+            await _resume(closing, waiting_for)
 
     @asynccontextmanager
     async def jobs(self, stop: Callable[[], None]) -> AsyncIterator[None]:
@@ -137,6 +148,25 @@ class _Asyncio:
         task = self._loop.create_task(job(*args), name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+@types.coroutine
+def _resume(coroutine: Coroutine[Any, Any, Any], waiting_for: Any) -> Generator[Any, Any, Any]:
+    """Await the rest of ``coroutine``, whose last step gave ``waiting_for`` (what it waits on,
+    for the loop) and which has taken no step since: what ``await`` would have done."""
+    while True:
+        try:
+            sent = yield waiting_for
+        except BaseException as error:  # thrown in by the loop (a cancellation), or closed
+            try:
+                waiting_for = coroutine.throw(error)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                waiting_for = coroutine.send(sent)
+            except StopIteration as stop:
+                return stop.value
 
 
 # --- trio -----------------------------------------------------------------------------------
@@ -191,8 +221,9 @@ class _Trio:
     def cancel_scope(self) -> Scope:
         return self._scope()
 
-    def shield(self) -> Scope:
-        return self._scope(shield=True)
+    async def close(self, agen: AsyncGenerator[Any, None]) -> None:
+        with self._scope(shield=True):
+            await agen.aclose()
 
     @asynccontextmanager
     async def jobs(self, stop: Callable[[], None]) -> AsyncIterator[None]:

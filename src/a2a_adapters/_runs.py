@@ -2,9 +2,7 @@
 
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractContextManager
-from functools import partial
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -12,7 +10,7 @@ import anyio
 from a2a_core import Agent, InputError
 from a2a_core.transport import StartRun
 
-__all__ = ["Slot", "run_agent"]
+__all__ = ["Slot", "close_shielded", "run_agent"]
 
 log = logging.getLogger("a2a_adapters")
 
@@ -40,8 +38,11 @@ class Slot:
         return self.value
 
 
-#: A scope shielded from cancellation (anyio's).
-_SHIELD = partial(anyio.CancelScope, shield=True)
+async def close_shielded(agen: AsyncGenerator[Any, None]) -> None:
+    """Close ``agen`` in a scope shielded from cancellation (anyio's)."""
+    with anyio.CancelScope(shield=True):
+        await agen.aclose()
+
 
 #: Tells the machine one output of the run and returns whether the run still counts after it.
 Output = Callable[[Any], Awaitable[bool]]
@@ -54,11 +55,12 @@ async def run_agent(
     agent: Agent,
     output: Output,
     done: Done,
-    shield: Callable[[], AbstractContextManager[Any]] = _SHIELD,
+    close: Callable[[AsyncGenerator[Any, None]], Awaitable[None]] = close_shielded,
 ) -> None:
     """Run ``start``'s agent to its end (or until its output stops counting). Cancelling the
     task that runs this stops the run and reports nothing: the machine asked for the stop.
-    ``shield`` makes the scope its cleanup runs in, uncancelled (the loop's own, if given)."""
+    ``close`` closes an agent's generator left before its end, uncancelled (the loop's own
+    way, if given: ``a2a_adapters._loops``)."""
     try:
         result: Any = agent(start.context)
         yields = inspect.isasyncgen(result)
@@ -83,8 +85,7 @@ async def run_agent(
                 return None  # nothing more from this run counts
     finally:
         if result.ag_frame is not None:  # not run to its end: let it clean up, uncancelled
-            with shield():
-                await result.aclose()
+            await close(result)
 
 
 def _log_failure(task_id: str, error: Exception) -> None:

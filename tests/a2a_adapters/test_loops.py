@@ -2,10 +2,11 @@
 watches for the client of a blocking send that takes long, on both loops."""
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from a2a_adapters import _loops, build_engine
@@ -155,3 +156,72 @@ def test_a_quick_answer_never_watches_its_client(loop: str) -> None:
         return statuses, asked
 
     assert _run(loop, main) == ([200] * 5, 0)
+
+
+@both_loops
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_an_agent_closed_finishes_its_cleanup_though_its_run_is_cancelled(
+    loop: str, when: str
+) -> None:
+    async def main() -> list[str]:
+        primitives = _loops.current()
+        cleaned: list[str] = []
+
+        async def agent() -> AsyncGenerator[int, None]:
+            try:
+                yield 1
+                yield 2
+            finally:
+                await anyio.sleep(0.05)  # a cleanup that waits
+                cleaned.append("done")
+
+        updates = agent()
+        await anext(updates)
+        async with anyio.create_task_group() as group:
+            with anyio.CancelScope() as scope:
+                if when == "before":
+                    scope.cancel()
+                else:
+
+                    async def cancel_soon() -> None:
+                        await anyio.sleep(0.01)
+                        scope.cancel()
+
+                    group.start_soon(cancel_soon)
+                await primitives.close(updates)
+                cleaned.append("went on")  # (not cancelled within the close)
+                await anyio.sleep(1)
+                cleaned.append("not cancelled")
+        return cleaned
+
+    assert _run(loop, main) == ["done", "went on"]
+
+
+@both_loops
+def test_an_agent_closed_without_waiting_or_failing_in_its_cleanup(loop: str) -> None:
+    async def main() -> list[str]:
+        primitives = _loops.current()
+        cleaned: list[str] = []
+
+        async def quick() -> AsyncGenerator[int, None]:
+            try:
+                yield 1
+            finally:
+                cleaned.append("quick")
+
+        async def failing() -> AsyncGenerator[int, None]:
+            try:
+                yield 1
+            finally:
+                await anyio.lowlevel.checkpoint()
+                raise ValueError("cleanup failed")
+
+        first, second = quick(), failing()
+        await anext(first)
+        await anext(second)
+        await primitives.close(first)
+        with pytest.raises(ValueError, match="cleanup failed"):
+            await primitives.close(second)
+        return cleaned
+
+    assert _run(loop, main) == ["quick"]
