@@ -114,12 +114,15 @@ class _Asyncio:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._tasks: set[asyncio.Task[Any]] = set()
+        # anyio's scope for asyncio, made directly: ``anyio.CancelScope()`` looks the loop's
+        # library up (sniffio) for each.
+        self._scope: Callable[[], Scope] = type(anyio.CancelScope())
 
     def waiter(self) -> Waiter:
         return _FutureWaiter(self._loop)
 
     def cancel_scope(self) -> Scope:
-        return anyio.CancelScope()
+        return self._scope()
 
     async def close(self, agen: AsyncGenerator[Any, None]) -> None:
         # Most generators close without waiting for anything (no ``await`` in their cleanup):
