@@ -16,16 +16,17 @@ Only ASGI and anyio are used, so the same code serves Quart on asyncio and Quart
 
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import aclosing
+from functools import partial
 from typing import Any
 
 import anyio
 
-from a2a_adapters._access import AccessLog, visit_of
+from a2a_adapters._access import VISIT, AccessLog, Visit, visit_of
 from a2a_adapters._cors import Cors
 from a2a_adapters._door import ClientLeft, enter, path_as_written, with_length
 from a2a_adapters._engine import Engine
 from a2a_adapters._streaming import HttpStream
-from a2a_core.transport import HttpRequest, HttpResponse
+from a2a_core.transport import HttpRequest, HttpResponse, Probe
 
 __all__ = ["FastPath", "serving_chain"]
 
@@ -75,50 +76,61 @@ class FastPath:
         self._engine = engine
         self._root = root_path_of(root_path)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        # Not a coroutine itself: what it gives is the coroutine that serves the request (its
+        # own or the application's), so that a request's waits pass through one fewer.
         # A mounted application (root_path set) keeps Quart's way, which knows its prefix.
         if scope["type"] != "http" or scope.get("root_path"):
-            return await self._app(scope, receive, send)
+            return self._app(scope, receive, send)
         method: str = scope["method"]
-        path = _path_as_written(scope)
+        path: str = scope["path"]
+        raw = scope.get("raw_path")
+        if isinstance(raw, bytes) and b"%" in raw:
+            path = path_as_written(raw, path)
         root = self._root
         if root and (path == root or path.startswith(root + "/")):
             path = path[len(root) :] or "/"
         core = self._engine.core
         probe = core.health_probe(method, path)
-        visit = visit_of(scope)
         if probe is not None:  # before A2A and its credentials: a probe carries none
-            if visit is not None:
-                visit.probe = True
-            answer = await self._engine.health(probe, head=method == "HEAD")
-            return await _send_response(answer, send, takes_trailers=False)
+            return self._probe(scope, send, probe, method == "HEAD")
         if not core.serves(method, path):
-            return await self._app(scope, receive, send)
+            return self._app(scope, receive, send)
+        return self._serve(scope, receive, send, method, path)
+
+    async def _probe(self, scope: Scope, send: Send, probe: Probe, head: bool) -> None:
+        visit = visit_of(scope)
+        if visit is not None:
+            visit.probe = True
+        answer = await self._engine.health(probe, head=head)
+        await _send_response(answer, send, takes_trailers=False)
+
+    async def _serve(
+        self, scope: Scope, receive: Receive, send: Send, method: str, path: str
+    ) -> None:
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
-        query = scope.get("query_string", b"").decode("latin-1")
-        head = HttpRequest(method, path, headers, b"", query)
-
-        async def read_body(limit: int) -> bytes | None:
-            return await _read_body(receive, headers, limit)
-
+        query: bytes = scope.get("query_string", b"")
+        head = HttpRequest(method, path, headers, b"", query.decode("latin-1") if query else "")
+        visit = scope.get(VISIT)
         try:
             response = await enter(
                 self._engine,
                 head,
-                _base_url(scope, headers) + root,
-                read_body,
-                disconnected=lambda: _disconnect(receive),
-                visit=visit,
+                _base_url(scope, headers) + self._root,
+                partial(_read_body, receive, headers),
+                disconnected=partial(_disconnect, receive),
+                visit=visit if isinstance(visit, Visit) else None,
             )
         except ClientLeft:
-            return None  # half a request is not a request: nothing is decided on it
-        trailers = _takes_trailers(scope, headers)
+            return  # half a request is not a request: nothing is decided on it
+        later = scope.get("http_version") in ("2", "3")
+        trailers = later and headers.get("te") == "trailers"
         if isinstance(response, HttpStream):
             await _send_stream(response, receive, send, trailers)
         else:
-            if scope.get("http_version") in ("2", "3"):
+            if later:
                 response = _without_connection(response)
             await _send_response(response, send, trailers)
 
@@ -130,17 +142,6 @@ def _without_connection(response: HttpResponse) -> HttpResponse:
         return response
     kept = tuple((name, value) for name, value in response.headers if name != "connection")
     return HttpResponse(response.status, kept, response.body, response.trailers)
-
-
-def _takes_trailers(scope: Scope, headers: dict[str, str]) -> bool:
-    """Whether trailers reach this client: HTTP/2 or 3, and it said it reads them (gRPC does;
-    hypercorn sends them only then)."""
-    return scope.get("http_version") in ("2", "3") and headers.get("te") == "trailers"
-
-
-def _path_as_written(scope: Scope) -> str:
-    raw = scope.get("raw_path")
-    return path_as_written(raw if isinstance(raw, bytes) else None, scope["path"])
 
 
 def _base_url(scope: Scope, headers: dict[str, str]) -> str:

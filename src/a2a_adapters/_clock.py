@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import anyio
+import sniffio
 
 __all__ = ["new_uuid", "wall_clock"]
 
@@ -17,14 +18,21 @@ def wall_clock() -> Callable[[], datetime]:
     ``trio.testing.MockClock``: the engine's sense of time jumps with the loop's.
     """
     anchor: tuple[datetime, float, Callable[[], float]] | None = None
+    # The last reading: a loop whose clock stands still within a turn (uvloop's, in
+    # milliseconds) is read several times a request, and gets the same datetime again.
+    last_time = float("nan")
+    last: datetime | None = None
 
     def now() -> datetime:
-        nonlocal anchor
+        nonlocal anchor, last_time, last
         if anchor is None:
             loop_time = _loop_time()
             anchor = (datetime.now(UTC), loop_time(), loop_time)
         wall, start, loop_time = anchor
-        return wall + timedelta(seconds=loop_time() - start)
+        time = loop_time()
+        if time != last_time or last is None:
+            last_time, last = time, wall + timedelta(seconds=time - start)
+        return last
 
     return now
 
@@ -34,8 +42,13 @@ def _loop_time() -> Callable[[], float]:
     library up on every call, which a busy server pays several times per request)."""
     try:
         return asyncio.get_running_loop().time
-    except RuntimeError:  # not on asyncio: trio
-        return anyio.current_time
+    except RuntimeError:  # not on asyncio: trio (whose clock a test may have replaced)
+        pass
+    if sniffio.current_async_library() == "trio":
+        import trio
+
+        return trio.current_time
+    return anyio.current_time
 
 
 #: Random bytes read at a time for ids: 256 ids' worth.

@@ -7,7 +7,10 @@ store reads and commits, agent runs in its task group, one bounded channel per s
 until the machine's next deadline, and push delivery. After every call into the machine it
 performs what came out (:meth:`Engine._perform`) and then the store work (:meth:`Engine._pump`).
 
-It is written on anyio, whose primitives are the loop's own, so one engine serves both adapters.
+It is written on anyio, whose primitives are the loop's own, so one engine serves both adapters;
+what it does on every request (waiting for an answer, starting a run) it does with the loop's
+primitives directly (``a2a_adapters._loops``), and one patrol task, not a timer per request,
+watches for the clients of the blocking sends that take long.
 
 Lifecycle: :meth:`Engine.run` owns a task group for the engine's life (agent runs, the timer,
 the push sender): start it in the server's nursery on trio, or as a task on asyncio, and wait
@@ -21,7 +24,7 @@ The framework-free entry point is :meth:`Engine.handle`.
 
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
@@ -53,12 +56,14 @@ from a2a_core.transport import (
     Watch,
 )
 
+from . import _loops
 from ._agents import AgentRegistry
 from ._auth import Authenticator, identify
 from ._clock import new_uuid, wall_clock
+from ._loops import Loop, Scope, Waiter
 from ._push import PushSender
-from ._runs import Slot, run_agent
-from ._streaming import HttpStream, answer_unless_gone, stream_body
+from ._runs import Slot, close_shielded, run_agent
+from ._streaming import HttpStream, stream_body
 from ._telemetry import Telemetry
 from .stores import StoreUnavailable
 
@@ -74,8 +79,13 @@ log = logging.getLogger("a2a_adapters")
 MAX_BUFFERED_BATCHES = 256
 #: Seconds of silence after which a stream sends a keep-alive comment.
 KEEPALIVE_SECONDS = 15.0
-#: Seconds a blocking send waits before it also watches for its client leaving.
-WATCH_AFTER_SECONDS = 1.0
+#: Seconds between the patrol's looks at the blocking sends under way: one that has waited
+#: for :data:`WATCH_AFTER_TICKS` of them (1 to 1.5 s) also watches for its client leaving.
+#: Watching costs a task of its own (a third of a blocking send's throughput, measured), and
+#: a timer per send costs too, so that one patrol looks for the few that take long: most are
+#: answered within milliseconds.
+PATROL_SECONDS = 0.5
+WATCH_AFTER_TICKS = 3
 #: Seconds shutdown gives running agents to finish, and queued push notifications to go out.
 SHUTDOWN_GRACE = 5.0
 #: Seconds shutdown then waits for the runs it stopped to be recorded.
@@ -88,6 +98,8 @@ _UNAVAILABLE = "The server failed and is stopping; retry shortly"
 _FAILED = "The server failed to handle this request; the failure was logged"
 #: The answer to a client that left (it goes nowhere).
 _GONE = HttpResponse(499, (("content-length", "0"),), b"")
+#: What a send's waiter is set to when its client left.
+_LEFT = object()
 
 
 class EventBus(Protocol):
@@ -167,10 +179,27 @@ class Engine:
         self._grace = shutdown_grace
         self._group: TaskGroup | None = None
         self._io: deque[Read | Commit] = deque()
-        self._replies: dict[int, Slot] = {}
+        #: The loop's own primitives (``a2a_adapters._loops``), once :meth:`run` has begun.
+        self._loop: Loop | None = None
+        self._waiter: Callable[[], Waiter] = self._unbound_waiter
+        self._cancel_scope: Callable[[], Scope] = self._unbound_scope
+        self._close: Callable[[AsyncGenerator[Any, None]], Awaitable[None]] = close_shielded
+        self._replies: dict[int, Waiter] = {}
         self._streams: dict[int, MemoryObjectSendStream[Frames]] = {}
-        self._taken: dict[tuple[str, int], Slot] = {}
-        self._runs: dict[tuple[str, int], anyio.CancelScope] = {}
+        #: The outputs of runs waiting for the machine to say whether they counted: ``None``
+        #: until one waits (most are told at once, in the call that gave the output, and need
+        #: no waiter), and what it was told, if it was told before it waited.
+        self._taken: dict[tuple[str, int], Waiter | None] = {}
+        self._counted: dict[tuple[str, int], bool] = {}
+        #: The blocking sends waiting for their answer, whose client may leave: the patrol's
+        #: tick when each began, its waiter and how to hear its client leave.
+        self._waiting: dict[int, tuple[int, Waiter, Callable[[], Awaitable[object]]]] = {}
+        #: The sends whose clients the patrol watches: the scope of each watch.
+        self._watching: dict[int, Scope] = {}
+        self._tick = 0
+        #: Set while the patrol has nothing to look at: the first send to wait wakes it.
+        self._patrol_idle: Waiter | None = None
+        self._runs: dict[tuple[str, int], Scope] = {}
         #: The span of each request under way (telemetry on), for the runs it starts.
         self._origins: dict[int, SpanContext] = {}
         self._alarm = Slot()
@@ -190,10 +219,12 @@ class Engine:
         it does not take the caller's nursery with it: the cause is logged, :attr:`failure`
         set, and :meth:`wait_stopped` returns.
         """
+        loop = self._bind()
         try:
-            async with anyio.create_task_group() as group:
+            async with anyio.create_task_group() as group, loop.jobs(self._stop_jobs):
                 self._group = group
                 group.start_soon(self._run_timer)
+                group.start_soon(self._patrol)
                 if self.bus is not None:
                     await group.start(self.bus.run, self._rang)
                 if self.push is not None:
@@ -311,41 +342,37 @@ class Engine:
         """
         if self.failure is not None:
             return self.core.internal_error(request.path, _UNAVAILABLE)
+        # (One coroutine, not a guard around another: every wait passes through each.)
         try:
-            return await self._handle(request, base_url, caller, disconnected)
+            if caller is None:
+                caller = identify(self.auth, request)
+            challenges = tuple(a.challenge() for a in self.auth) if caller is None else ()
+            number = self.server.receive(
+                request, self._clock(), caller=caller, challenges=challenges, base_url=base_url
+            )
+            slot = self._replies[number] = self._waiter()
+            origin = self.telemetry.origin()
+            if origin is not None:
+                self._origins[number] = origin
+            try:
+                self._perform()
+                if self._io:
+                    await self._pump()
+                if slot.is_set:  # answered at once (a read, a refusal): nothing to wait for
+                    reply = slot.value
+                else:
+                    reply = await self._wait(number, slot, disconnected)
+            finally:
+                # A request's decision (which starts its runs) is made before it is answered.
+                if origin is not None:
+                    del self._origins[number]
+            return self._answer(number, reply)
         except Exception:
             log.exception("%s %s failed", request.method, request.path)
             return self.core.internal_error(request.path, _FAILED)
 
-    async def _handle(
-        self,
-        request: HttpRequest,
-        base_url: str,
-        caller: Caller | None,
-        disconnected: Callable[[], Awaitable[object]] | None,
-    ) -> HttpResponse | HttpStream:
-        if caller is None:
-            caller = identify(self.auth, request)
-        challenges = tuple(a.challenge() for a in self.auth) if caller is None else ()
-        number = self.server.receive(
-            request, self._clock(), caller=caller, challenges=challenges, base_url=base_url
-        )
-        slot = self._replies[number] = Slot()
-        origin = self.telemetry.origin()
-        if origin is not None:
-            self._origins[number] = origin
-        try:
-            self._perform()
-            if self._io:
-                await self._pump()
-            if slot.is_set:  # answered at once (a read, a refusal): nothing to wait for
-                reply = slot.value
-            else:
-                reply = await self._wait(number, slot, disconnected)
-        finally:
-            # A request's decision (which starts its runs) is made before it is answered.
-            if origin is not None:
-                del self._origins[number]
+    def _answer(self, number: int, reply: Any) -> HttpResponse | HttpStream:
+        """The response to exchange ``number``, whose reply came."""
         match reply:
             case Answer(response=response):
                 return response
@@ -376,18 +403,81 @@ class Engine:
                 return _GONE  # the client left: nobody to answer
         raise AssertionError(f"unexpected reply {reply!r}")  # pragma: no cover
 
+    def _bind(self) -> Loop:
+        """Use the running loop's primitives from now on."""
+        loop = self._loop = _loops.current()
+        self._waiter = loop.waiter
+        self._cancel_scope = loop.cancel_scope
+        self._close = loop.close
+        return loop
+
+    def _unbound_waiter(self) -> Waiter:
+        # (handling before the engine runs: on the loop it is called on)
+        return self._bind().waiter()
+
+    def _unbound_scope(self) -> Scope:
+        return self._bind().cancel_scope()
+
     async def _wait(
-        self, number: int, slot: Slot, disconnected: Callable[[], Awaitable[object]] | None
+        self, number: int, slot: Waiter, disconnected: Callable[[], Awaitable[object]] | None
     ) -> Any:
-        """The reply of exchange ``number`` once it comes, or ``None`` if the client left."""
+        """The reply of exchange ``number`` once it comes, or ``None`` if the client left (the
+        patrol watches for that once the reply has taken a second or so)."""
+        if disconnected is not None:
+            if not self._waiting and self._patrol_idle is not None:
+                self._patrol_idle.set()
+            self._waiting[number] = (self._tick, slot, disconnected)
         try:
-            return await answer_unless_gone(
-                slot.wait, lambda: slot.is_set, disconnected, WATCH_AFTER_SECONDS
-            )
+            value = await slot.wait()
         finally:
-            if not slot.is_set:  # the client left (or gave up): forget it
+            if disconnected is not None:
+                del self._waiting[number]
+                if self._watching:
+                    watch = self._watching.pop(number, None)
+                    if watch is not None:
+                        watch.cancel()
+            if not slot.is_set:  # given up (cancelled): forget it
                 self._replies.pop(number, None)
                 self.server.client_left(number)
+        if value is _LEFT:
+            if self._replies.pop(number, None) is not None:  # (not answered meanwhile)
+                self.server.client_left(number)
+            return None
+        return value
+
+    async def _patrol(self) -> None:
+        """Every :data:`PATROL_SECONDS`, watch the clients of the blocking sends that have
+        waited :data:`WATCH_AFTER_TICKS` looks; sleep while none waits."""
+        while True:
+            if not self._waiting:
+                idle = self._patrol_idle = self._waiter()
+                await idle.wait()
+                self._patrol_idle = None
+            await anyio.sleep(PATROL_SECONDS)
+            self._tick += 1
+            due = self._tick - WATCH_AFTER_TICKS
+            for number, (began, slot, disconnected) in self._waiting.items():
+                if began <= due and number not in self._watching:
+                    scope = self._watching[number] = self._cancel_scope()
+                    self._spawn(self._watch, scope, slot, disconnected, name="a2a watch")
+
+    @staticmethod
+    async def _watch(
+        scope: Scope, slot: Waiter, disconnected: Callable[[], Awaitable[object]]
+    ) -> None:
+        """Tell the send waiting on ``slot`` that its client left, when it does."""
+        with scope:
+            try:
+                await disconnected()
+            except Exception:
+                log.exception("watching for a client leaving failed")
+                return
+            slot.set(_LEFT)
+
+    def _stop_jobs(self) -> None:
+        """Stop the runs and watches under way (the engine is stopping)."""
+        for scope in (*self._runs.values(), *self._watching.values()):
+            scope.cancel()
 
     # --- performing the machine's actions -----------------------------------------------------
 
@@ -395,7 +485,8 @@ class Engine:
         """Call the machine (with the time), perform what it asks, and do its store work."""
         method(*args, self._clock(), **kwargs)
         self._perform()
-        await self._pump()
+        if self._io:
+            await self._pump()
 
     def _perform(self) -> None:
         for action in self.server.take_actions():
@@ -403,7 +494,7 @@ class Engine:
                 case Read() | Commit():
                     self._io.append(action)
                 case StartRun(task_id=task_id, run=run, exchange=exchange):
-                    scope = self._runs[task_id, run] = anyio.CancelScope()
+                    scope = self._runs[task_id, run] = self._cancel_scope()
                     origin = None if exchange is None else self._origins.get(exchange)
                     self._spawn(self._run, action, scope, origin, name=f"a2a run {task_id}")
                 case StopRun(task_id=task_id, run=run):
@@ -436,9 +527,13 @@ class Engine:
                     if self.push is not None:
                         self.push.send(action)
                 case OutputTaken(task_id=task_id, run=run, counts=counts):
-                    taken = self._taken.pop((task_id, run), None)
-                    if taken is not None:
-                        taken.set(counts)
+                    key = task_id, run
+                    if key in self._taken:
+                        taken = self._taken.pop(key)
+                        if taken is None:
+                            self._counted[key] = counts
+                        else:
+                            taken.set(counts)
                 case Problem(message=message):
                     log.error("%s", message)
                 case Watch(task_id=task_id):
@@ -503,12 +598,10 @@ class Engine:
                 self.server.notify_failed, notify.task_id, notify.config_id, notify.seq, attempts
             )
 
-    def _spawn(
-        self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any, name: str = ""
-    ) -> None:
-        if self._group is None:
+    def _spawn(self, job: Callable[..., Coroutine[Any, Any, Any]], *args: Any, name: str) -> None:
+        if self._group is None or self._loop is None:
             raise RuntimeError("the engine is not running: start it before serving")
-        self._group.start_soon(job, *args, name=name or None)
+        self._loop.spawn(job, *args, name=name)
 
     async def _run_timer(self) -> None:
         while True:
@@ -532,15 +625,16 @@ class Engine:
 
     # --- agent runs ---------------------------------------------------------------------------
 
-    async def _run(
-        self, start: StartRun, scope: anyio.CancelScope, origin: "SpanContext | None"
-    ) -> None:
+    async def _run(self, start: StartRun, scope: Scope, origin: "SpanContext | None") -> None:
         key = (start.task_id, start.run)
         traced = self.telemetry.run(start, origin)
 
         async def output(value: Any) -> bool:
-            taken = self._taken[key] = Slot()
+            self._taken[key] = None
             await self._call(self.server.agent_output, start.task_id, start.run, value)
+            if key in self._counted:
+                return self._counted.pop(key)
+            taken = self._taken[key] = self._waiter()
             counts: bool = await taken.wait()
             return counts
 
@@ -553,11 +647,12 @@ class Engine:
         try:
             with scope, traced:
                 agent = self.agents.agent_for(start.context.skill_id)
-                await run_agent(start, agent, output, done)
+                await run_agent(start, agent, output, done, self._close)
         except Exception:
             log.exception("the run of task %s failed inside the engine", start.task_id)
         finally:
             self._taken.pop(key, None)
+            self._counted.pop(key, None)
             if self._runs.get(key) is scope:
                 del self._runs[key]
 

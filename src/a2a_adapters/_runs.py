@@ -2,7 +2,7 @@
 
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -10,7 +10,7 @@ import anyio
 from a2a_core import Agent, InputError
 from a2a_core.transport import StartRun
 
-__all__ = ["Slot", "run_agent"]
+__all__ = ["Slot", "close_shielded", "run_agent"]
 
 log = logging.getLogger("a2a_adapters")
 
@@ -38,23 +38,38 @@ class Slot:
         return self.value
 
 
+async def close_shielded(agen: AsyncGenerator[Any, None]) -> None:
+    """Close ``agen`` in a scope shielded from cancellation (anyio's)."""
+    with anyio.CancelScope(shield=True):
+        await agen.aclose()
+
+
 #: Tells the machine one output of the run and returns whether the run still counts after it.
 Output = Callable[[Any], Awaitable[bool]]
 #: Tells the machine how the run ended (``value=`` or ``error=``).
 Done = Callable[..., Awaitable[None]]
 
 
-async def run_agent(start: StartRun, agent: Agent, output: Output, done: Done) -> None:
+async def run_agent(
+    start: StartRun,
+    agent: Agent,
+    output: Output,
+    done: Done,
+    close: Callable[[AsyncGenerator[Any, None]], Awaitable[None]] = close_shielded,
+) -> None:
     """Run ``start``'s agent to its end (or until its output stops counting). Cancelling the
-    task that runs this stops the run and reports nothing: the machine asked for the stop."""
+    task that runs this stops the run and reports nothing: the machine asked for the stop.
+    ``close`` closes an agent's generator left before its end, uncancelled (the loop's own
+    way, if given: ``a2a_adapters._loops``)."""
     try:
         result: Any = agent(start.context)
-        if not inspect.isasyncgen(result):
+        yields = inspect.isasyncgen(result)
+        if not yields:
             value = await result
     except Exception as error:
         _log_failure(start.task_id, error)
         return await done(error=error)
-    if not inspect.isasyncgen(result):
+    if not yields:
         return await done(value=value)
     updates: AsyncIterator[Any] = result
     try:
@@ -69,8 +84,8 @@ async def run_agent(start: StartRun, agent: Agent, output: Output, done: Done) -
             if not await output(value):
                 return None  # nothing more from this run counts
     finally:
-        with anyio.CancelScope(shield=True):
-            await result.aclose()
+        if result.ag_frame is not None:  # not run to its end: let it clean up, uncancelled
+            await close(result)
 
 
 def _log_failure(task_id: str, error: Exception) -> None:

@@ -1,7 +1,6 @@
-"""The adapter's side of an exchange: a streamed HTTP response, and waiting for an answer."""
+"""The adapter's side of an exchange: a streamed HTTP response."""
 
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from typing import Any
 
 import anyio
 import attrs
@@ -9,7 +8,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 
 from a2a_core.transport import Frames, Served, StreamOpened
 
-__all__ = ["HttpStream", "answer_unless_gone", "stream_body"]
+__all__ = ["HttpStream", "stream_body"]
 
 
 @attrs.frozen
@@ -66,29 +65,3 @@ async def stream_body(
     finally:
         batches.close()
         closed()
-
-
-async def answer_unless_gone(
-    wait: Callable[[], Awaitable[Any]],
-    answered: Callable[[], bool],
-    disconnected: Callable[[], Awaitable[object]] | None,
-    watch_after: float,
-) -> Any:
-    """What ``wait`` returns, or ``None`` if the client left first. Watching for the client
-    costs a task of its own (a third of a blocking send's throughput, measured), so it starts
-    only once the answer has taken ``watch_after`` seconds: most come within milliseconds."""
-    if disconnected is None or answered():
-        return await wait()
-    with anyio.move_on_after(watch_after):
-        return await wait()
-    async with anyio.create_task_group() as group:
-
-        async def watch() -> None:
-            await disconnected()
-            group.cancel_scope.cancel()
-
-        group.start_soon(watch)
-        value = await wait()
-        group.cancel_scope.cancel()
-        return value
-    return None

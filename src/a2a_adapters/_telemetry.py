@@ -153,16 +153,12 @@ _IDLE_METERS: tuple[type, ...] = (
 )
 
 
-#: Where the API keeps the providers an application set (``None`` until then).
-_TRACER_GLOBAL, _METER_GLOBAL = "_TRACER_PROVIDER", "_METER_PROVIDER"
-#: What a missing global reads as (an API that renamed it): "something may be set".
-_UNKNOWN = object()
-
-
-def _nothing_set() -> bool:
-    """Whether the application has set neither global provider (the cheap look)."""
-    tracer = getattr(trace, _TRACER_GLOBAL, _UNKNOWN)
-    return tracer is None and getattr(metrics_internal, _METER_GLOBAL, _UNKNOWN) is None
+#: Whether the API keeps the providers an application set where :attr:`Telemetry.active`
+#: looks first (``_TRACER_PROVIDER`` and ``_METER_PROVIDER``, ``None`` until then). An API
+#: that renamed them is looked at the long way (asking for the providers) until one is set.
+_GLOBALS_KNOWN = (
+    OTEL and hasattr(trace, "_TRACER_PROVIDER") and hasattr(metrics_internal, "_METER_PROVIDER")
+)
 
 
 def _version() -> str:
@@ -191,6 +187,8 @@ class Telemetry:
         self._enabled = enabled
         self._explicit = tracer_provider is not None or meter_provider is not None or not enabled
         self._on = OTEL and self._explicit and enabled
+        #: Off for good: no OpenTelemetry, or turned off, or explicit providers (then on).
+        self._settled = not OTEL or self._explicit
         if not (OTEL and enabled):
             return
         version = _version()
@@ -220,9 +218,14 @@ class Telemetry:
     @property
     def active(self) -> bool:
         """Whether anything would record what is emitted."""
+        # Looked at three times a send: attribute reads only, while nothing is set.
         if self._on:
             return True
-        if not OTEL or self._explicit or _nothing_set():
+        if self._settled or (
+            _GLOBALS_KNOWN
+            and trace._TRACER_PROVIDER is None
+            and metrics_internal._METER_PROVIDER is None
+        ):
             return False
         # Something was set (rarely looked at: only until it records something).
         tracing = not isinstance(trace.get_tracer_provider(), _IDLE_TRACING)

@@ -43,7 +43,15 @@ from a2a_adapters._limits import DEFAULT_LIMITS, REFUSAL_LINGER, ConnectionLimit
 from a2a_adapters._proxy import TrustedProxies, trusted_networks
 from a2a_adapters._tls import TlsFiles, check
 
-__all__ = ["serve_app"]
+__all__ = ["asgi_entry", "serve_app"]
+
+
+def asgi_entry(app: Quart) -> Any:
+    """What uvicorn calls for ``app``: its ASGI application (``create_app``'s chain: the access
+    log, CORS, A2A's short way, then Quart's), without ``Quart.__call__``, a coroutine around
+    it that every wait of every request would pass through. It is ASGI 3 (say so to uvicorn,
+    which would guess from its ``__call__``, not a coroutine function)."""
+    return app.asgi_app
 
 
 async def serve_app(
@@ -74,8 +82,10 @@ async def serve_app(
     networks = trusted_networks(forwarded_allow_ips)
     if tls is not None:
         check(tls)  # refused here, saying why, if it cannot load
+    entry = asgi_entry(app)
     config = uvicorn.Config(
-        TrustedProxies(app, networks) if forwarded_allow_ips else app,
+        TrustedProxies(entry, networks) if forwarded_allow_ips else entry,
+        interface="asgi3",
         # Ours, above, on both adapters alike; uvicorn's own would believe 127.0.0.1.
         proxy_headers=False,
         http=_protocol_for(limits),
@@ -188,6 +198,12 @@ class _OneWritePerTurn:
         self._transport = transport
         self._loop = loop
         self._held: list[bytes] = []
+        # What uvicorn and the protocol ask of every request: the transport's own, found here
+        # without a call of __getattr__ each time.
+        self.is_closing = transport.is_closing
+        self.get_extra_info = transport.get_extra_info
+        self.pause_reading = transport.pause_reading
+        self.resume_reading = transport.resume_reading
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._held:
@@ -241,6 +257,8 @@ class _LimitedProtocol(HttpToolsProtocol):
         self._refused = False
         self._in_head = True
         self._head_bytes = 0
+        #: The size of the chunk being parsed.
+        self._chunk_bytes = 0
         self._head_timer: TimerHandle | None = None
         self._body_deadline = 0.0
         self._body_timer: TimerHandle | None = None
@@ -289,12 +307,9 @@ class _LimitedProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return
+        self._chunk_bytes = size = len(data)
         if self._in_head:
-            if self._head_timer is None:
-                self._head_timer = self.loop.call_later(
-                    self.limits.header_timeout, self._head_timed_out
-                )
-            self._head_bytes += len(data)
+            self._head_bytes += size
         super().data_received(data)
         if self._refused or self.transport.is_closing():
             return
@@ -303,6 +318,12 @@ class _LimitedProtocol(HttpToolsProtocol):
             # is measured exactly in on_headers_complete instead).
             if self._head_bytes > self.limits.max_header_bytes:
                 self._refuse_head(f"the request head is over {self.limits.max_header_bytes} bytes")
+            elif self._head_bytes and self._head_timer is None:
+                # A head begun and not complete: its deadline runs from its first byte, now. (A
+                # request that arrives whole, most do, never arms it.)
+                self._head_timer = self.loop.call_later(
+                    self.limits.header_timeout, self._head_timed_out
+                )
         elif self._body_timer is None:
             self._body_timer = self.loop.call_at(self._body_deadline, self._body_timed_out)
 
@@ -323,12 +344,16 @@ class _LimitedProtocol(HttpToolsProtocol):
                 f"{limits.max_header_count}"
             )
             return
-        size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
-        if size > limits.max_header_bytes:
-            self._refuse_head(
-                f"the request head is {size} bytes, over the limit of {limits.max_header_bytes}"
-            )
-            return
+        # The head is within the bytes counted since the last one (the chunk being parsed
+        # included), or within this chunk if the last one ended in it: measured exactly only
+        # if that many bytes could be over the limit.
+        if self._head_bytes + self._chunk_bytes > limits.max_header_bytes:
+            size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+            if size > limits.max_header_bytes:
+                self._refuse_head(
+                    f"the request head is {size} bytes, over the limit of {limits.max_header_bytes}"
+                )
+                return
         self._body_deadline = self.loop.time() + limits.body_timeout
         super().on_headers_complete()
 
