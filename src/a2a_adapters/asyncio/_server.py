@@ -5,8 +5,8 @@ response: its protocol hears ``connection_lost`` from the event loop and tells t
 (``http.disconnect``), so a stream whose reader left is cancelled at once. Hypercorn's asyncio
 HTTP/1.1 protocol stops reading once a request is complete and writes to a dead connection
 without error, so such a stream would run on, writing keep-alives to nobody, until its task
-ended. (The trio adapter serves with hypercorn's trio worker, where writing to a dead connection
-does fail.)
+ended. (The trio adapter serves HTTP/1.1 with its own server, :mod:`a2a_adapters.trio._http1`,
+which reads on after a request to notice its client leaving.)
 
 uvicorn keeps none of :class:`~a2a_adapters.ConnectionLimits` by itself: httptools buffers a
 request head of any size, a connection that never sends a request is never timed out, nor is

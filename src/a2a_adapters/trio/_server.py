@@ -97,7 +97,9 @@ async def serve_app(
     networks = trusted_networks(forwarded_allow_ips)
     if tls is not None:
         check(tls)  # refused here, saying why, if it cannot load
-    served = cast(ASGIApp, app)
+    # The app's ASGI chain itself, without ``Quart.__call__`` (a coroutine around it that every
+    # wait of every request would pass through), as the asyncio adapter serves it.
+    served = cast(ASGIApp, app.asgi_app)
     if forwarded_allow_ips:
         served = TrustedProxies(served, networks)
     config = hypercorn_config(limits, graceful_timeout, tls)
