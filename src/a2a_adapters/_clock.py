@@ -6,7 +6,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import anyio
-import sniffio
 
 __all__ = ["new_uuid", "wall_clock"]
 
@@ -44,11 +43,13 @@ def _loop_time() -> Callable[[], float]:
         return asyncio.get_running_loop().time
     except RuntimeError:  # not on asyncio: trio (whose clock a test may have replaced)
         pass
-    if sniffio.current_async_library() == "trio":
+    try:  # (not sniffio, which the asyncio extra does not bring)
         import trio
 
-        return trio.current_time
-    return anyio.current_time
+        trio.lowlevel.current_task()  # RuntimeError outside trio
+    except (ImportError, RuntimeError):
+        return anyio.current_time
+    return trio.current_time
 
 
 #: Random bytes read at a time for ids: 256 ids' worth.

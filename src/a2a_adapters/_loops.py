@@ -1,7 +1,7 @@
 """The loop's own primitives, for what the engine does on every request.
 
 anyio's are the loop's too, behind a layer that finds the loop again on every use: each
-``anyio.Event`` asks sniffio which library runs, and each task a task group starts comes with a
+``anyio.Event`` asks which library runs, and each task a task group starts comes with a
 cancel scope and an event of its own (about forty function calls a blocking send, measured with
 ``python -m benchmarks.adapter_calls``). The engine makes waiters and starts agent runs on every
 send, so it asks :func:`current` once, when it starts, for a :class:`Loop` that does these
@@ -18,7 +18,6 @@ from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 import anyio
-import sniffio
 
 __all__ = ["Job", "Loop", "Scope", "Waiter", "current"]
 
@@ -77,9 +76,11 @@ class Loop(Protocol):
 
 def current() -> Loop:
     """The primitives of the loop running the caller."""
-    if sniffio.current_async_library() == "trio":
+    # (Not sniffio: the asyncio extra does not bring it. anyio runs on asyncio or trio only.)
+    try:
+        return _Asyncio(asyncio.get_running_loop())
+    except RuntimeError:
         return _Trio()
-    return _Asyncio(asyncio.get_running_loop())
 
 
 # --- asyncio --------------------------------------------------------------------------------
