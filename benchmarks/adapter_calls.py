@@ -45,13 +45,18 @@ def _body(n: int) -> bytes:
     return json.dumps(body).encode()
 
 
-def _scope(body: bytes) -> dict[str, Any]:
-    headers = [
-        (b"host", b"127.0.0.1:8000"),
-        (b"content-type", b"application/json"),
-        (b"a2a-version", b"1.0"),
-        (b"content-length", str(len(body)).encode()),
-    ]
+#: The headers of the A2A request :func:`post_scope` makes, less its length.
+A2A_HEADERS = (
+    (b"host", b"127.0.0.1:8000"),
+    (b"content-type", b"application/json"),
+    (b"a2a-version", b"1.0"),
+)
+
+
+def post_scope(
+    body: bytes, headers: tuple[tuple[bytes, bytes], ...] = A2A_HEADERS
+) -> dict[str, Any]:
+    """The ASGI scope of a POST to the A2A root carrying ``body`` (as uvicorn makes it)."""
     return {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
@@ -62,7 +67,7 @@ def _scope(body: bytes) -> dict[str, Any]:
         "raw_path": b"/",
         "query_string": b"",
         "root_path": "",
-        "headers": headers,
+        "headers": [*headers, (b"content-length", str(len(body)).encode())],
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 8000),
         "state": {},
@@ -134,7 +139,7 @@ async def _drive(app: Callable[..., Awaitable[None]], sends: int, counts: Counts
         started = await from_app[1].receive()
         assert started["type"] == "lifespan.startup.complete", started
         # Made beforehand: only the application's calls are counted.
-        requests = [(_scope(body), body) for body in map(_body, range(WARMUP + sends))]
+        requests = [(post_scope(body), body) for body in map(_body, range(WARMUP + sends))]
         for n in range(WARMUP):
             await _send(app, n, *requests[n])
         sys.setprofile(counts.hook)

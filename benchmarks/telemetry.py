@@ -79,6 +79,7 @@ async def _measure(setting: str, sends: int, rounds: int) -> dict[str, Any]:
 
     from a2a_adapters import build_engine
     from a2a_adapters._asgi import serving_chain
+    from benchmarks.adapter_calls import A2A_HEADERS, post_scope
     from examples import echo
 
     engine = build_engine(echo.agent, card=echo.card, telemetry=_telemetry(setting))
@@ -87,32 +88,16 @@ async def _measure(setting: str, sends: int, rounds: int) -> dict[str, Any]:
         raise AssertionError(f"not an A2A path: {scope['path']}")
 
     app = serving_chain(elsewhere, engine)
-    headers = [
-        (b"host", b"bench"),
-        (b"content-type", b"application/json"),
-        (b"a2a-version", b"1.0"),
-        # A caller in a trace: extracting it is part of the cost.
-        (b"traceparent", b"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
-    ]
+    # A caller in a trace: extracting it is part of the cost.
+    traceparent = (b"traceparent", b"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+    headers = (*A2A_HEADERS, traceparent)
 
     async def one(n: int) -> None:
         message = {"messageId": f"m-{n}", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
         body = json.dumps(
             {"jsonrpc": "2.0", "id": n, "method": "SendMessage", "params": {"message": message}}
         ).encode()
-        scope = {
-            "type": "http",
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": "/",
-            "raw_path": b"/",
-            "query_string": b"",
-            "root_path": "",
-            "headers": [*headers, (b"content-length", str(len(body)).encode())],
-            "client": ("127.0.0.1", 1),
-            "server": ("127.0.0.1", 80),
-        }
+        scope = post_scope(body, headers)
         sent = False
         status = 0
 
