@@ -186,6 +186,7 @@ async def _send(
 
 def measure(loop: str, sends: int, top: int = 0) -> dict[str, Any]:
     """Calls per send on ``loop`` (``asyncio`` or ``trio``), over ``sends`` sends."""
+    from a2a_adapters._asgi import asgi_entry
     from benchmarks.servers.ours import engine
 
     counts = Counts(top > 0)
@@ -194,12 +195,12 @@ def measure(loop: str, sends: int, top: int = 0) -> dict[str, Any]:
 
         from a2a_adapters import trio as trio_adapter
 
-        app: Any = trio_adapter.create_app(engine())
+        # What the trio server calls, as serve_app gives it.
+        app: Any = asgi_entry(trio_adapter.create_app(engine()))
         trio.run(_drive, app, sends, counts)
     else:
         from a2a_adapters import asyncio as asyncio_adapter
         from a2a_adapters._serve import fast_loop_factory
-        from a2a_adapters.asyncio._server import asgi_entry
 
         # What uvicorn calls, as serve_app gives it.
         app = asgi_entry(asyncio_adapter.create_app(engine()))

@@ -17,7 +17,7 @@ Only ASGI and anyio are used, so the same code serves Quart on asyncio and Quart
 from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import aclosing
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -28,7 +28,19 @@ from a2a_adapters._engine import Engine
 from a2a_adapters._streaming import HttpStream
 from a2a_core.transport import HttpRequest, HttpResponse, Probe
 
-__all__ = ["FastPath", "serving_chain"]
+if TYPE_CHECKING:
+    from quart import Quart
+
+__all__ = ["FastPath", "asgi_entry", "serving_chain"]
+
+
+def asgi_entry(app: "Quart") -> Any:
+    """What the HTTP server calls for ``app`` (Quart's or QuartTrio's), on either loop: its ASGI
+    application (``create_app``'s chain: the access log, CORS, A2A's short way, then Quart's),
+    without ``Quart.__call__``, a coroutine around it that every wait of every request would
+    pass through. It is ASGI 3 (say so to a server that would guess from ``__call__``)."""
+    return app.asgi_app
+
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -37,21 +37,14 @@ import uvicorn
 from quart import Quart
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from a2a_adapters._asgi import asgi_entry
 from a2a_adapters._extras import needs
 from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed, until_ready
 from a2a_adapters._limits import DEFAULT_LIMITS, REFUSAL_LINGER, ConnectionLimits, Gate, refusal
 from a2a_adapters._proxy import TrustedProxies, trusted_networks
 from a2a_adapters._tls import TlsFiles, check
 
-__all__ = ["asgi_entry", "serve_app"]
-
-
-def asgi_entry(app: Quart) -> Any:
-    """What uvicorn calls for ``app``: its ASGI application (``create_app``'s chain: the access
-    log, CORS, A2A's short way, then Quart's), without ``Quart.__call__``, a coroutine around
-    it that every wait of every request would pass through. It is ASGI 3 (say so to uvicorn,
-    which would guess from its ``__call__``, not a coroutine function)."""
-    return app.asgi_app
+__all__ = ["serve_app"]
 
 
 async def serve_app(
@@ -157,7 +150,7 @@ async def _serve_h2(
     served = [sock.dup()]
     secure, insecure = (served, []) if tls else ([], served)
     sockets = Sockets(secure_sockets=secure, insecure_sockets=insecure, quic_sockets=[])
-    asgi = ASGIWrapper(cast(Any, without_lifespan(cast(Any, app.asgi_app))))
+    asgi = ASGIWrapper(cast(Any, without_lifespan(cast(Any, asgi_entry(app)))))
     await worker_serve(asgi, config, sockets=sockets, shutdown_trigger=stopped)
 
 

@@ -42,6 +42,7 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState
 from quart_trio import QuartTrio
 
+from a2a_adapters._asgi import asgi_entry
 from a2a_adapters._hypercorn import hypercorn_config
 from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed
 from a2a_adapters._limits import (
@@ -97,9 +98,7 @@ async def serve_app(
     networks = trusted_networks(forwarded_allow_ips)
     if tls is not None:
         check(tls)  # refused here, saying why, if it cannot load
-    # The app's ASGI chain itself, without ``Quart.__call__`` (a coroutine around it that every
-    # wait of every request would pass through), as the asyncio adapter serves it.
-    served = cast(ASGIApp, app.asgi_app)
+    served = cast(ASGIApp, asgi_entry(app))
     if forwarded_allow_ips:
         served = TrustedProxies(served, networks)
     config = hypercorn_config(limits, graceful_timeout, tls)
