@@ -41,6 +41,7 @@ __all__ = [
     "view",
     "with_artifacts",
     "with_push_config",
+    "with_status",
 ]
 
 # The builders below call the records' constructors with every field, in order, rather than
@@ -82,11 +83,24 @@ def with_artifacts(task: Task, artifacts: tuple[Artifact, ...]) -> Task:
     return Task(task.id, task.status, task.context_id, artifacts, task.history, task.metadata)
 
 
-def in_task(message: Message, task_id: str, context_id: str) -> Message:
-    """``message`` as its task holds it: naming the task and its context."""
+def with_status(task: Task, status: TaskStatus, history: tuple[Message, ...]) -> Task:
+    """``task`` in ``status``, with ``history`` instead of its own."""
+    return Task(task.id, status, task.context_id, task.artifacts, history, task.metadata)
+
+
+def in_task(
+    message: Message,
+    task_id: str,
+    context_id: str,
+    *,
+    message_id: str | None = None,
+    role: Role | None = None,
+) -> Message:
+    """``message`` as its task holds it: naming the task and its context (and with the id and
+    role given, if any)."""
     return Message(
-        message.message_id,
-        message.role,
+        message.message_id if message_id is None else message_id,
+        message.role if role is None else role,
         message.parts,
         context_id,
         task_id,
@@ -152,19 +166,9 @@ def history_with_status(task: Task) -> tuple[Message, ...]:
 
 def set_status(task: Task, state: TaskState, message: Message | None, ctx: World) -> Task:
     if message is not None:
-        message = Message(
-            message.message_id or ctx.new_id(),
-            Role.AGENT,
-            message.parts,
-            task.context_id,
-            task.id,
-            message.metadata,
-            message.extensions,
-            message.reference_task_ids,
-        )
-    status = TaskStatus(state, message, ctx.now)
-    history = history_with_status(task)
-    return Task(task.id, status, task.context_id, task.artifacts, history, task.metadata)
+        message_id = message.message_id or ctx.new_id()
+        message = in_task(message, task.id, task.context_id, message_id=message_id, role=Role.AGENT)
+    return with_status(task, TaskStatus(state, message, ctx.now), history_with_status(task))
 
 
 def status_event(task: Task) -> TaskStatusUpdateEvent:

@@ -13,7 +13,16 @@ import attrs
 
 from ._agent_api import AgentContext
 from ._card_model import AgentCard
-from ._changes import claim, commit, in_task, status_event, successor, view, with_push_config
+from ._changes import (
+    claim,
+    commit,
+    in_task,
+    status_event,
+    successor,
+    view,
+    with_push_config,
+    with_status,
+)
 from ._config import CoreConfig
 from ._effects import AwaitTask, CallReply, Decision, Effect, Respond, StartRun, StopRun
 from ._errors import UnsupportedOperationError
@@ -251,7 +260,7 @@ def _follow_up(
     status = TaskStatus(state, timestamp=ctx.now)
     # One copy of the history, however long (an immutable task can do no better).
     history = (*task.history, *superseded, message)
-    task = Task(task.id, status, task.context_id, task.artifacts, history, task.metadata)
+    task = with_status(task, status, history)
     run_effects, running = run_step(record.running, RunTrigger.TURN)
     run = record.run + 1
     updated = successor(

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import attrs
 
-from a2a_core._changes import in_task, set_status, successor, with_artifacts
+from a2a_core._changes import in_task, set_status, successor, with_artifacts, with_status
 from a2a_core._exchange import HttpResponse
 from a2a_core._inputs import World
 from a2a_core._model import (
@@ -104,11 +104,17 @@ def test_successor_keeps_what_it_is_not_told_and_counts_events() -> None:
     )
 
 
-def test_with_artifacts_and_in_task_change_only_their_fields() -> None:
+def test_with_artifacts_with_status_and_in_task_change_only_their_fields() -> None:
     task = _record().task
     assert with_artifacts(task, ()) == attrs.evolve(task, artifacts=())
+    status = TaskStatus(TaskState.FAILED, timestamp=NOW)
+    assert with_status(task, status, ()) == attrs.evolve(task, status=status, history=())
     message = _message()
     assert in_task(message, "t-9", "c-9") == attrs.evolve(message, task_id="t-9", context_id="c-9")
+    renamed = in_task(message, "t-9", "c-9", message_id="m-9", role=Role.AGENT)
+    assert renamed == attrs.evolve(
+        message, task_id="t-9", context_id="c-9", message_id="m-9", role=Role.AGENT
+    )
 
 
 def test_set_status_keeps_the_rest_of_the_task() -> None:
