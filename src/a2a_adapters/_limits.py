@@ -194,9 +194,12 @@ class Gate:
 
 
 _REASONS = {
+    400: ("Bad Request", "INVALID_ARGUMENT"),
     408: ("Request Timeout", "DEADLINE_EXCEEDED"),
     431: ("Request Header Fields Too Large", "INVALID_ARGUMENT"),
+    500: ("Internal Server Error", "INTERNAL"),
     503: ("Service Unavailable", "UNAVAILABLE"),
+    505: ("HTTP Version Not Supported", "UNIMPLEMENTED"),
 }
 
 

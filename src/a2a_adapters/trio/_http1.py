@@ -30,7 +30,6 @@ called, its response written, and the next request read.
   h2c upgrade): such a request is served as plain HTTP/1.1 and its connection closed after.
 """
 
-import json
 import logging
 import os
 import time
@@ -46,7 +45,7 @@ import httptools
 import trio
 
 from a2a_adapters._asgi import WHOLE
-from a2a_adapters._limits import ConnectionLimits
+from a2a_adapters._limits import ConnectionLimits, refusal
 
 __all__ = ["PREFACE", "Http1Server"]
 
@@ -76,14 +75,6 @@ _DISCONNECT: Message = {"type": "http.disconnect"}
 _NO_BODY_STATUSES = frozenset({204, 304})
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
 
-_ERRORS = {
-    400: "INVALID_ARGUMENT",
-    408: "DEADLINE_EXCEEDED",
-    431: "INVALID_ARGUMENT",
-    500: "INTERNAL",
-    505: "UNIMPLEMENTED",
-}
-
 
 def _status_line(status: int) -> bytes:
     try:
@@ -109,24 +100,6 @@ class _Date:
             cls.second = second
             cls.header = b"date: " + formatdate(second, usegmt=True).encode("ascii") + b"\r\n"
         return cls.header
-
-
-def error_response(status: int, message: str) -> bytes:
-    """A whole response that refuses a request: a ``google.rpc.Status``-shaped JSON error, like
-    the server's other refusals, on a response that closes its connection."""
-    body = json.dumps(
-        {"error": {"code": status, "status": _ERRORS[status], "message": message}},
-        separators=(",", ":"),
-    ).encode()
-    head = (
-        _STATUS_LINES.get(status, b"")
-        + b"content-type: application/json\r\ncontent-length: "
-        + str(len(body)).encode()
-        + b"\r\nconnection: close\r\n"
-        + _Date.now()
-        + b"\r\n"
-    )
-    return head + body
 
 
 class Http1Server:
@@ -470,12 +443,12 @@ class _Connection:
         except Exception:
             log.exception("Exception in ASGI application")
             if not cycle.started and not cycle.disconnected:
-                await cycle.write(error_response(500, "The server failed to answer"))
+                await cycle.write(refusal(500, "The server failed to answer"))
             return False
         if self.broken or not cycle.complete:
             if not cycle.started and not cycle.disconnected:
                 log.error("The ASGI application returned without a response")
-                await cycle.write(error_response(500, "The server failed to answer"))
+                await cycle.write(refusal(500, "The server failed to answer"))
             return False
         return cycle.keep_alive and not self.server.stopping and not cycle.disconnected
 
@@ -510,7 +483,7 @@ class _Connection:
     async def _refuse(self, status: int, message: str) -> None:
         """Answer ``status`` and close (reading on a moment first: see :data:`LINGER`)."""
         try:
-            await self.stream.send_all(error_response(status, message))
+            await self.stream.send_all(refusal(status, message))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             return
         await self._linger()
@@ -621,7 +594,7 @@ class _Cycle:
             self.started = True
             timeout = self._connection.limits.body_timeout
             why = f"the request body did not arrive within {timeout:g} s"
-            await self.write(error_response(408, why))
+            await self.write(refusal(408, why))
         self.complete = True  # whatever the application sends now goes nowhere
         self._connection.broken = True
 
