@@ -12,11 +12,13 @@ Each prints one JSON object. A fresh process per measurement keeps one server's 
 the other's memory reading.
 
 * ``core``: SendMessage requests per second from request bytes to response bytes, the echo
-  agent's two updates included; and the function calls one such send makes (Python's and C's,
-  as cProfile counts them, over ``COUNTED_SENDS`` more sends after the timed ones). Ours is the
-  sans-IO server machine alone (``a2a_core.transport.Server`` keeping its tasks in memory),
-  driven synchronously (no event loop at all); the SDK's is its ``DefaultRequestHandler``
-  called directly, with the JSON and protobuf conversions its JSON-RPC route does around it.
+  agent's two updates included (handed over together, as the adapters hand over values
+  yielded in a row: ``transport.Outputs``); and the function calls one such send makes
+  (Python's and C's, as cProfile counts them, over ``COUNTED_SENDS`` more sends after the
+  timed ones). Ours is the sans-IO server machine alone (``a2a_core.transport.Server``
+  keeping its tasks in memory), driven synchronously (no event loop at all); the SDK's is its
+  ``DefaultRequestHandler`` called directly, with the JSON and protobuf conversions its
+  JSON-RPC route does around it.
   ``floor`` is the least any server must do for the same send on our codec (``core_floor``):
   how much of ours its guarantees take.
 * ``memory``: resident memory per stored completed task, after ``COUNT`` blocking sends through
@@ -125,7 +127,7 @@ class _CallCounter:
 
 def core_ours(count: int) -> dict[str, Any]:
     from a2a_core import ArtifactChunk, completed, text_artifact
-    from a2a_core.transport import HttpRequest, StartRun
+    from a2a_core.transport import HttpRequest, Outputs, StartRun
 
     server = _machine()
     headers = {"content-type": "application/json", "a2a-version": "1.0"}
@@ -138,8 +140,8 @@ def core_ours(count: int) -> dict[str, Any]:
         start = next(a for a in server.take_actions() if isinstance(a, StartRun))
         text = start.context.message.parts[0].text or ""
         chunk = ArtifactChunk(text_artifact(text, artifact_id="echo"), last_chunk=True)
-        server.agent_output(start.task_id, start.run, chunk, now)
-        server.agent_output(start.task_id, start.run, completed(), now)
+        # As the adapters hand them over: yielded without a pause between, they go together.
+        server.agent_output(start.task_id, start.run, Outputs((chunk, completed())), now)
         return _answer_of(server.take_actions())
 
     return _timed_sends(send, count)
@@ -147,10 +149,10 @@ def core_ours(count: int) -> dict[str, Any]:
 
 def core_floor(count: int) -> dict[str, Any]:
     """The least any server must do for ``core``'s send, on our own codec: the request's JSON
-    decoded and its message structured, the task's three versions built (created, its
-    artifact, completed) and kept in a dict, the completed task encoded as the reply. No
-    decision, check, index, idempotency, event log or effect: the floor under ``core ours``,
-    which says how much of its time the design's guarantees take."""
+    decoded and its message structured, the task's two versions built (created; its artifact
+    and completion, which come together) and kept in a dict, the completed task encoded as the
+    reply. No decision, check, index, idempotency, event log or effect: the floor under
+    ``core ours``, which says how much of its time the design's guarantees take."""
     from a2a_core import Task, TaskState, TaskStatus, text_artifact
     from a2a_core._changes import in_task, with_artifacts
     from a2a_core._json import loads
@@ -174,7 +176,6 @@ def core_floor(count: int) -> dict[str, Any]:
         )
         tasks[task_id] = task
         task = with_artifacts(task, (text_artifact(message.text, artifact_id="echo"),))
-        tasks[task_id] = task
         status = TaskStatus(TaskState.COMPLETED, timestamp=now)
         task = Task(task_id, status, context_id, task.artifacts, task.history)
         tasks[task_id] = task

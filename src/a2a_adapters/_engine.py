@@ -64,7 +64,7 @@ from ._loops import Loop, Scope, Waiter
 from ._push import PushSender
 from ._runs import Slot, close_shielded, run_agent
 from ._streaming import HttpStream, stream_body
-from ._telemetry import Telemetry
+from ._telemetry import RunSpan, Telemetry, _Untraced
 from .stores import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -626,35 +626,66 @@ class Engine:
     # --- agent runs ---------------------------------------------------------------------------
 
     async def _run(self, start: StartRun, scope: Scope, origin: "SpanContext | None") -> None:
-        key = (start.task_id, start.run)
         traced = self.telemetry.run(start, origin)
-
-        async def output(value: Any) -> bool:
-            self._taken[key] = None
-            await self._call(self.server.agent_output, start.task_id, start.run, value)
-            if key in self._counted:
-                return self._counted.pop(key)
-            taken = self._taken[key] = self._waiter()
-            counts: bool = await taken.wait()
-            return counts
-
-        async def done(**outcome: Any) -> None:
-            error = outcome.get("error")
-            if error is not None:
-                traced.failed(error, asked_for_input=isinstance(error, InputError))
-            await self._call(self.server.agent_done, start.task_id, start.run, **outcome)
-
+        report = _Report(self, start, traced)
         try:
             with scope, traced:
                 agent = self.agents.agent_for(start.context.skill_id)
-                await run_agent(start, agent, output, done, self._close)
+                await run_agent(start, agent, report, self._close)
         except Exception:
             log.exception("the run of task %s failed inside the engine", start.task_id)
         finally:
+            key = report.key
             self._taken.pop(key, None)
             self._counted.pop(key, None)
             if self._runs.get(key) is scope:
                 del self._runs[key]
+
+
+class _Report:
+    """One run's side of the engine: its outputs and its end told to the machine, and whether
+    each counted (most are told at once, in the call that gave the output)."""
+
+    __slots__ = ("engine", "key", "start", "traced")
+
+    def __init__(self, engine: Engine, start: StartRun, traced: "RunSpan | _Untraced") -> None:
+        self.engine = engine
+        self.start = start
+        self.key = start.task_id, start.run
+        self.traced = traced
+
+    async def output(self, value: Any) -> bool:
+        engine = self.engine
+        engine._taken[self.key] = None
+        await engine._call(engine.server.agent_output, self.start.task_id, self.start.run, value)
+        return await self.went_on()
+
+    def offer(self, value: Any) -> None:
+        engine = self.engine
+        engine._taken[self.key] = None
+        engine.server.agent_output(self.start.task_id, self.start.run, value, engine._clock())
+        engine._perform()
+        if engine._io:
+            # This task goes straight back to its agent: the timer's task does the store work,
+            # and the run's next word waits for its answer (went_on).
+            engine._alarm.set()
+
+    async def went_on(self) -> bool:
+        engine, key = self.engine, self.key
+        if key in engine._counted:
+            return engine._counted.pop(key)
+        if key not in engine._taken:
+            return True  # nothing offered is still being decided
+        taken = engine._taken[key] = engine._waiter()
+        counts: bool = await taken.wait()
+        return counts
+
+    async def done(self, **outcome: Any) -> None:
+        error = outcome.get("error")
+        if error is not None:
+            self.traced.failed(error, asked_for_input=isinstance(error, InputError))
+        engine = self.engine
+        await engine._call(engine.server.agent_done, self.start.task_id, self.start.run, **outcome)
 
 
 async def _until(condition: Callable[[], bool]) -> None:

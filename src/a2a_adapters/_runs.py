@@ -2,15 +2,15 @@
 
 import inspect
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Generator
+from typing import Any, Protocol
 
 import anyio
 
 from a2a_core import Agent, InputError
-from a2a_core.transport import StartRun
+from a2a_core.transport import Outputs, StartRun, ends_run
 
-__all__ = ["Slot", "close_shielded", "run_agent"]
+__all__ = ["GATHER", "Reporter", "Slot", "close_shielded", "run_agent"]
 
 log = logging.getLogger("a2a_adapters")
 
@@ -44,23 +44,41 @@ async def close_shielded(agen: AsyncGenerator[Any, None]) -> None:
         await agen.aclose()
 
 
-#: Tells the machine one output of the run and returns whether the run still counts after it.
-Output = Callable[[Any], Awaitable[bool]]
-#: Tells the machine how the run ended (``value=`` or ``error=``).
-Done = Callable[..., Awaitable[None]]
+#: The most values a run yields without pausing that go to the machine as one output.
+GATHER = 64
+
+
+class Reporter(Protocol):
+    """How a run tells the machine what its agent said (the engine's side of a run)."""
+
+    async def output(self, value: Any) -> bool:
+        """Tell one output and return whether the run still counts after it."""
+
+    def offer(self, value: Any) -> None:
+        """Tell one output without waiting (the agent is paused mid-step and must be resumed
+        first): :meth:`went_on` says later whether the run still counts."""
+
+    async def went_on(self) -> bool:
+        """Whether the run still counts after the output last offered (at once if none is)."""
+
+    async def done(self, **outcome: Any) -> None:
+        """Tell how the run ended (``value=`` or ``error=``)."""
 
 
 async def run_agent(
     start: StartRun,
     agent: Agent,
-    output: Output,
-    done: Done,
+    report: Reporter,
     close: Callable[[AsyncGenerator[Any, None]], Awaitable[None]] = close_shielded,
 ) -> None:
     """Run ``start``'s agent to its end (or until its output stops counting). Cancelling the
     task that runs this stops the run and reports nothing: the machine asked for the stop.
     ``close`` closes an agent's generator left before its end, uncancelled (the loop's own
-    way, if given: ``a2a_adapters._loops``)."""
+    way, if given: ``a2a_adapters._loops``).
+
+    Values the agent yields one after another without pausing go to the machine together, as
+    one :class:`~a2a_core.transport.Outputs` (see :func:`_gather`): an agent that yields its
+    artifact and then its completion costs one decision and one write, not two."""
     try:
         result: Any = agent(start.context)
         yields = inspect.isasyncgen(result)
@@ -68,24 +86,108 @@ async def run_agent(
             value = await result
     except Exception as error:
         _log_failure(start.task_id, error)
-        return await done(error=error)
+        return await report.done(error=error)
     if not yields:
-        return await done(value=value)
-    updates: AsyncIterator[Any] = result
+        return await report.done(value=value)
+    updates: AsyncGenerator[Any, None] = result
+    step: Awaitable[Any] = anext(updates)
     try:
         while True:
             try:
-                value = await anext(updates)
+                value = await step
             except StopAsyncIteration:
-                return await done()
+                if await report.went_on():
+                    await report.done()
+                return None
             except Exception as error:
                 _log_failure(start.task_id, error)
-                return await done(error=error)
-            if not await output(value):
+                if await report.went_on():
+                    await report.done(error=error)
+                return None
+            if not await report.went_on():
                 return None  # nothing more from this run counts
+            values, then = _gather(updates, value)
+            if then is None:  # the agent ended right after them: one decision says it all
+                return await report.done(value=Outputs(tuple(values)))
+            output = values[0] if len(values) == 1 else Outputs(tuple(values))
+            if isinstance(then, _Paused):
+                # The agent is half way through its next step, inside this task: tell the
+                # machine without awaiting anything, then let the agent go on at once.
+                report.offer(output)
+            elif not await report.output(output):
+                return None
+            if isinstance(then, BaseException):
+                _log_failure(start.task_id, then)
+                if await report.went_on():
+                    await report.done(error=then)
+                return None
+            step = then
     finally:
         if result.ag_frame is not None:  # not run to its end: let it clean up, uncancelled
             await close(result)
+
+
+def _gather(
+    updates: AsyncGenerator[Any, None], first: Any
+) -> "tuple[list[Any], Awaitable[Any] | Exception | None]":
+    """``first`` and the values the agent yields right after it without pausing, and what
+    comes next: the agent's next step to await, the exception it raised, or ``None`` if it
+    ended.
+
+    Each further step is begun by hand (``send(None)`` on its ``asend``): a step that yields
+    a value or ends without awaiting anything finishes right there. One that pauses (it
+    awaits something: I/O, a sleep, a lock) comes back as a :class:`_Paused`, which the run
+    awaits next. Gathering stops at a value that may end the run (:func:`ends_run`), whose
+    code after the ``yield`` must wait for the machine's word, and at :data:`GATHER`."""
+    values = [first]
+    while len(values) < GATHER and not ends_run(values[-1]):
+        step = updates.asend(None)
+        try:
+            paused = step.send(None)
+        except StopIteration as stop:
+            values.append(stop.value)
+            continue
+        except StopAsyncIteration:
+            return values, None
+        except Exception as error:
+            return values, error
+        return values, _Paused(step, paused)
+    return values, anext(updates)
+
+
+class _Paused:
+    """An agent's step begun by hand that paused: awaiting this finishes it in the awaiting
+    task, exactly as awaiting it from the start would have (what it paused on goes to the loop
+    now; whatever the loop sends or throws back goes to it).
+
+    Nothing may be awaited between beginning such a step and awaiting this: what the step
+    paused on (a trio trap, an asyncio future) belongs to this task, and is handed to the loop
+    only here."""
+
+    __slots__ = ("_paused", "_step")
+
+    def __init__(self, step: Coroutine[Any, Any, Any], paused: Any) -> None:
+        self._step = step
+        self._paused = paused
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        step, paused = self._step, self._paused
+        while True:
+            try:
+                sent = yield paused
+            except GeneratorExit:
+                step.close()
+                raise
+            except BaseException as error:  # the loop cancels or interrupts: the step hears it
+                try:
+                    paused = step.throw(error)
+                except StopIteration as stop:
+                    return stop.value
+            else:
+                try:
+                    paused = step.send(sent)
+                except StopIteration as stop:
+                    return stop.value
 
 
 def _log_failure(task_id: str, error: Exception) -> None:

@@ -21,6 +21,12 @@ value                  yielded (progress)                          returned (fin
 list / tuple           each item in turn                            the same
 =====================  ==========================================  ===========================
 
+An adapter may hand over several yielded values at once, as :class:`Outputs`: the values an
+agent yielded one after the other without pausing (awaiting nothing) in between. They are
+decided together, as one write, and mean exactly what they would have meant one by one: a value
+the core cannot read fails the task after the ones before it count. :func:`ends_run` tells an
+adapter when to stop gathering (at a value that would finish the task).
+
 When the run ends and the task is still submitted or working, it completes; a task the agent
 left waiting (input or auth required) keeps waiting for the user.
 
@@ -45,12 +51,14 @@ __all__ = [
     "ArtifactChunk",
     "InputError",
     "MissingInput",
+    "Outputs",
     "RunAbandoned",
     "StateChange",
     "Update",
     "agent_message",
     "auth_required",
     "completed",
+    "ends_run",
     "exception_status",
     "failed",
     "input_required",
@@ -143,6 +151,36 @@ class ArtifactChunk:
     last_chunk: bool = False
 
 
+@attrs.frozen
+class Outputs:
+    """Values a run yielded in a row, without pausing between them, handed over as one output.
+
+    An adapter gathers them so that a run saying several things at once (an echo agent's
+    artifact and its completion) costs one decision, one write and one wake-up of whoever
+    waits, rather than one for each. Each value means what it would mean alone."""
+
+    values: tuple[Any, ...]
+
+
+def ends_run(value: Any) -> bool:
+    """Whether yielding ``value`` may finish the task, and so its run: anything but progress
+    (nothing, a text, a non-final status, an artifact or a chunk, or a list of those).
+
+    An adapter that gathers :class:`Outputs` stops at such a value: the run's code after that
+    ``yield`` must not run before the core has said whether the run goes on. Only the type is
+    looked at; a value this lets through and the core then refuses fails the task as usual."""
+    if value is None or type(value) in _PROGRESS:
+        return False
+    if type(value) is StateChange:
+        return value.state.terminal
+    if isinstance(value, list | tuple):
+        return any(ends_run(item) for item in value)
+    return True
+
+
+_PROGRESS = frozenset({str, ArtifactChunk, Artifact})
+
+
 def agent_message(text: str, *, metadata: Metadata | None = None) -> Message:
     """A message from the agent; the core fills in its ids."""
     return Message(message_id="", role=Role.AGENT, parts=(Part(text=text),), metadata=metadata)
@@ -223,6 +261,14 @@ def normalize(value: Any, *, final: bool) -> list[Update]:
             return [ArtifactChunk(value, last_chunk=True)]
         case list() | tuple():
             return [update for item in value for update in normalize(item, final=False)]
+        case Outputs(values=values):
+            updates: list[Update] = []
+            for item in values:
+                try:
+                    updates += normalize(item, final=False)
+                except InvalidAgentResponseError as error:
+                    return [*updates, exception_status(error)]  # as if it had come alone
+            return updates
     raise InvalidAgentResponseError(
         f"Invalid agent response: the agent produced a value of type {type(value).__name__}, "
         "which is not an A2A update"

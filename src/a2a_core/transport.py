@@ -7,10 +7,13 @@ keeps a :class:`~a2a_core.store.SyncStore` itself), :class:`StartRun` and :class
 its agent runs, :class:`Answer`, :class:`StreamOpened` and :class:`Frames` on its connections,
 :class:`Notify` through its push sender; over a store shared with other servers,
 :class:`Watch` and :class:`Unwatch` on its event bus, telling the machine of each change it
-hears of (``changed``). ``docs/core.md`` states the rules and shows a whole
+hears of (``changed``). Values a run yields without pausing between them may go to
+``agent_output`` together, as one :class:`Outputs` (gathered up to a value that
+:func:`ends_run`). ``docs/core.md`` states the rules and shows a whole
 transport over an async store.
 """
 
+from ._agent_api import Outputs, ends_run
 from ._effects import Notify, StartRun, StopRun
 from ._exchange import Served
 from ._health import HEALTH_PATHS, Health, Probe
@@ -48,6 +51,7 @@ __all__ = [
     "HttpResponse",
     "Notify",
     "OutputTaken",
+    "Outputs",
     "Probe",
     "Problem",
     "Read",
@@ -60,6 +64,7 @@ __all__ = [
     "V1Codec",
     "Watch",
     "address_allowed",
+    "ends_run",
     "sse_event",
     "url_problem",
 ]

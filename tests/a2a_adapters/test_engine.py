@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio.lowlevel
 import httpx
 import pytest
 
@@ -97,6 +98,9 @@ def test_a_run_whose_commit_fails_is_contained_and_its_task_failed_with_a_record
         if ctx.text == "break":
             store.fail_next_output = True
         yield working("on it")
+        # A pause, so that the progress goes alone (values yielded in a row would go with the
+        # run's end, whose failed commit is retried rather than failing the task).
+        await anyio.lowlevel.checkpoint()
         yield f"done: {ctx.text}"
 
     with running_server(agent, store=store) as url:

@@ -20,7 +20,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 from a2a.client import ClientConfig, ClientFactory
@@ -141,8 +141,10 @@ async def chunky(ctx: AgentContext) -> AsyncIterator[Update]:
     yield completed()
 
 
-def gated(gate: Gate, *, chunks: int = 0, size: int = 16) -> Any:
-    """An agent that works, waits for ``gate``, then streams ``chunks`` artifacts at once."""
+def gated(gate: Gate, *, chunks: int = 0, size: int = 16, pause: bool = False) -> Any:
+    """An agent that works, waits for ``gate``, then streams ``chunks`` artifacts at once
+    (pausing between them if told to: each is then decided and published on its own, where
+    chunks yielded in a row go to the machine in batches)."""
 
     async def agent(ctx: AgentContext) -> AsyncIterator[Update]:
         yield working()
@@ -150,6 +152,8 @@ def gated(gate: Gate, *, chunks: int = 0, size: int = 16) -> Any:
         for index in range(chunks):
             text = f"{index:05d}:" + "x" * size
             yield ArtifactChunk(text_artifact(text, artifact_id=f"part-{index}"))
+            if pause:
+                await anyio.lowlevel.checkpoint()
         yield completed()
 
     return agent
@@ -429,7 +433,7 @@ def test_a_stalled_reader_delays_neither_the_agent_nor_other_readers() -> None:
     # memory: on a durable store each of the 300 chunks rewrites the whole task, its 10 MB
     # artifact included, which makes the burst take seconds; backpressure is the point here.
     engine = build_engine(
-        gated(gate, chunks=burst, size=32_000), streaming=True, store=MemoryStore()
+        gated(gate, chunks=burst, size=32_000, pause=True), streaming=True, store=MemoryStore()
     )
     with serving(engine) as url:
         task_id = start_task(url)

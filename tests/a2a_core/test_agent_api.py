@@ -29,6 +29,7 @@ from a2a_core import (
 )
 from a2a_core._agent_api import exception_status, normalize
 from a2a_core.errors import InvalidAgentResponseError
+from a2a_core.transport import Outputs, ends_run
 
 from .support import artifacts, messages
 
@@ -258,3 +259,54 @@ def test_other_exceptions_fail_naming_only_their_type(error: BaseException) -> N
     assert agent_text(status) == f"The agent failed ({type(error).__name__})."
     if str(error):
         assert str(error) not in (agent_text(status) or "")
+
+
+# --- Outputs: values yielded in a row, handed over together -------------------------------------
+
+
+def test_outputs_mean_their_values_in_turn_as_yielded() -> None:
+    art = text_artifact("t", artifact_id="a")
+    values = ("one", art, None, [working("two")], completed("done"))
+    assert normalize(Outputs(values), final=False) == normalize(list(values), final=False)
+    # Returned with the run's end, each is still a yielded value: a text is progress.
+    assert normalize(Outputs(("one",)), final=True) == [working("one")]
+    assert normalize(Outputs(()), final=False) == []
+
+
+def test_an_unreadable_value_among_outputs_fails_the_task_after_the_ones_before_it() -> None:
+    """As it would have, alone: those before it count, it fails the task, those after it are
+    never looked at (the task is finished by then)."""
+    art = text_artifact("t", artifact_id="a")
+    updates = normalize(Outputs((art, 42, working("after"))), final=False)
+    assert updates[0] == ArtifactChunk(art, last_chunk=True)
+    assert len(updates) == 2
+    assert isinstance(updates[1], StateChange)
+    assert updates[1].state is TaskState.FAILED
+    assert "int" in (agent_text(updates[1]) or "")
+
+
+@pytest.mark.parametrize(
+    ("value", "ends"),
+    [
+        (None, False),
+        ("progress", False),
+        (working("w"), False),
+        (input_required("q"), False),  # the run goes on until the agent returns
+        (auth_required("a"), False),
+        (text_artifact("t"), False),
+        (ArtifactChunk(text_artifact("t")), False),
+        (["a", text_artifact("t"), (working(),)], False),
+        (completed(), True),
+        (failed(), True),
+        (rejected(), True),
+        (StateChange(TaskState.CANCELED), True),
+        (reply("r"), True),
+        (["a", completed()], True),
+        ((working(), [reply("r")]), True),
+        (42, True),  # the core will refuse it, failing the task: that ends the run too
+        (Part(text="x"), True),
+    ],
+    ids=repr,
+)
+def test_ends_run_lets_through_only_what_cannot_finish_the_task(value: Any, ends: bool) -> None:
+    assert ends_run(value) is ends

@@ -13,13 +13,24 @@ from datetime import timedelta
 from typing import Any
 
 import attrs
-from hypothesis import settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from a2a_core import Core, CoreConfig, TaskState, completed, input_required, working
+from a2a_core import (
+    ArtifactChunk,
+    Core,
+    CoreConfig,
+    TaskState,
+    completed,
+    failed,
+    input_required,
+    reply,
+    text_artifact,
+    working,
+)
 from a2a_core._server import MAX_ATTEMPTS
-from a2a_core.store import MemoryTasks, Reads
+from a2a_core.store import LoggedEvent, LogQuery, MemoryTasks, Reads
 from a2a_core.transport import (
     Action,
     Answer,
@@ -27,6 +38,7 @@ from a2a_core.transport import (
     Frames,
     HttpRequest,
     Notify,
+    Outputs,
     OutputTaken,
     Problem,
     Read,
@@ -134,6 +146,63 @@ def test_a_blocking_send_reads_commits_starts_and_answers_when_its_task_settles(
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert board.server.waiting == 0
     assert board.server.live_runs == 0
+
+
+_YIELDS = st.sampled_from(
+    [
+        None,
+        "progress",
+        working("w"),
+        input_required("q"),
+        text_artifact("x", artifact_id="a"),
+        ArtifactChunk(text_artifact("y", artifact_id="a"), append=True),
+        ArtifactChunk(text_artifact("z", artifact_id="b"), last_chunk=True),
+        completed("done"),
+        failed("no"),
+        reply("r"),
+        42,
+    ]
+)
+
+
+def _after_yields(values: list[Any], together: bool) -> tuple[Any, list[LoggedEvent], int]:
+    """The task, its log and the number of commits after a run yielded ``values``, told to
+    the machine one by one (as long as they count) or ``together`` as one :class:`Outputs`."""
+    board = Board()
+    send(board, returnImmediately=True)
+    board.settle()
+    start = board.run_of()
+    commits = 0
+
+    def tell(value: Any) -> bool:
+        nonlocal commits
+        board.server.agent_output(start.task_id, start.run, value, board.now)
+        out = board.take()
+        commits += sum(isinstance(a, Commit) for a in board.pending.values())
+        out += board.settle()
+        (taken,) = [a for a in out if isinstance(a, OutputTaken)]
+        return taken.counts
+
+    if together:
+        tell(Outputs(tuple(values)))
+    else:
+        for value in values:
+            if not tell(value):
+                break
+    snapshot = board.tasks.read(Reads(start.task_id, log=LogQuery(start.task_id, 0, 1000)))
+    assert snapshot.task is not None
+    return snapshot.task.task, list(snapshot.log), commits
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_YIELDS, max_size=7))
+def test_outputs_decide_as_their_values_one_by_one_in_one_commit(values: list[Any]) -> None:
+    """Handing a run's values over together changes nothing but the number of writes: the
+    task, its event log (so every stream and push) come out the same."""
+    alone = _after_yields(values, together=False)
+    together = _after_yields(values, together=True)
+    assert together[:2] == alone[:2]
+    assert together[2] <= 1
 
 
 def test_a_refused_commit_is_decided_again_on_fresh_data() -> None:
