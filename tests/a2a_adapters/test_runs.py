@@ -217,3 +217,19 @@ def test_a_long_row_goes_in_batches_and_loses_nothing(store: Store) -> None:
         assert texts(task) == [str(index) for index in range(count)]
         # The send's, then GATHER values a commit: 64, 64, and the last 10 with the completion.
         assert store.commits(task["id"]) == 1 + 3
+
+
+def test_a_deadline_the_agent_set_in_a_step_begun_by_hand_still_fires(store: Store) -> None:
+    """The step enters a cancel scope and pauses inside it: the scope's deadline must reach the
+    agent's await, and nothing of the run's own."""
+
+    async def agent(ctx: AgentContext) -> AsyncIterator[Any]:
+        yield working("waiting a little")
+        with anyio.move_on_after(0.05) as waited:
+            await anyio.sleep(30)
+        yield completed("gave up waiting" if waited.cancelled_caught else "slept 30 s")
+
+    with serving(build_engine(agent, store=store.store)) as url:
+        task = send_task(url, "hi")
+        assert state_of(task) == COMPLETED
+        assert status_text(task) == "gave up waiting"
