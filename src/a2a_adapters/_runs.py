@@ -113,7 +113,11 @@ async def run_agent(
             if isinstance(then, _Paused):
                 # The agent is half way through its next step, inside this task: tell the
                 # machine without awaiting anything, then let the agent go on at once.
-                report.offer(output)
+                try:
+                    report.offer(output)
+                except BaseException:
+                    then.close()  # (an engine's bug) the agent's step ends here, cleaned up
+                    raise
             elif not await report.output(output):
                 return None
             if isinstance(then, BaseException):
@@ -123,8 +127,8 @@ async def run_agent(
                 return None
             step = then
     finally:
-        if result.ag_frame is not None:  # not run to its end: let it clean up, uncancelled
-            await close(result)
+        if result.ag_frame is not None and not result.ag_running:
+            await close(result)  # not run to its end: let it clean up, uncancelled
 
 
 def _gather(
@@ -170,13 +174,22 @@ class _Paused:
         self._step = step
         self._paused = paused
 
+    def close(self) -> None:
+        """End the step where it paused, never to be resumed: the agent hears ``GeneratorExit``
+        there, as ``aclose`` would have it (which it cannot do to a generator mid-step)."""
+        try:
+            self._step.throw(GeneratorExit)
+        except (GeneratorExit, Exception):  # ended: as asked, or by what its cleanup raised
+            return
+        self._step.close()  # it awaits in its cleanup: nothing more can be done for it here
+
     def __await__(self) -> Generator[Any, Any, Any]:
         step, paused = self._step, self._paused
         while True:
             try:
                 sent = yield paused
-            except GeneratorExit:
-                step.close()
+            except GeneratorExit:  # this task is being closed: the step ends with it
+                self.close()
                 raise
             except BaseException as error:  # the loop cancels or interrupts: the step hears it
                 try:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from a2a_adapters import MemoryStore, build_engine
@@ -233,3 +234,92 @@ def test_a_deadline_the_agent_set_in_a_step_begun_by_hand_still_fires(store: Sto
         task = send_task(url, "hi")
         assert state_of(task) == COMPLETED
         assert status_text(task) == "gave up waiting"
+
+
+# --- run_agent against a reporter that records what it is told ---------------------------------
+
+
+class Recorder:
+    """The engine's side of a run, reduced to a record of what the run told it."""
+
+    def __init__(self, *, failing_offer: bool = False) -> None:
+        self.told: list[tuple[str, Any]] = []
+        self.failing_offer = failing_offer
+
+    async def output(self, value: Any) -> bool:
+        from a2a_core.transport import Outputs, ends_run
+
+        self.told.append(("output", value))
+        values = value.values if isinstance(value, Outputs) else (value,)
+        return not any(ends_run(v) for v in values)  # as the machine: a final value ends it
+
+    def offer(self, value: Any) -> None:
+        if self.failing_offer:
+            raise RuntimeError("the engine broke")
+        self.told.append(("offer", value))
+
+    async def went_on(self) -> bool:
+        return True
+
+    async def done(self, **outcome: Any) -> None:
+        self.told.append(("done", outcome))
+
+
+def _start() -> Any:
+    from a2a_core import Message, Role
+    from a2a_core.transport import StartRun
+
+    message = Message("m", Role.USER, (Part(text="hi"),))
+    context = AgentContext("t", "c", message, (message,), "anonymous")
+    return StartRun("t", 1, context)
+
+
+def test_run_agent_gathers_a_row_offers_before_a_pause_and_folds_the_end(adapter: str) -> None:
+    from a2a_adapters._runs import run_agent
+    from a2a_core.transport import Outputs
+
+    async def agent(ctx: AgentContext) -> AsyncIterator[Any]:
+        yield "a"
+        yield "b"
+        await anyio.lowlevel.checkpoint()
+        yield "c"
+        yield completed()
+        yield "never"
+
+    async def ending(ctx: AgentContext) -> AsyncIterator[Any]:
+        yield "x"
+        yield "y"
+
+    recorder, recorder_end = Recorder(), Recorder()
+
+    async def main() -> None:
+        await run_agent(_start(), agent, recorder)
+        await run_agent(_start(), ending, recorder_end)
+
+    anyio.run(main, backend=adapter)
+    assert recorder.told == [
+        ("offer", Outputs(("a", "b"))),  # the agent paused after them: offered, not awaited
+        ("output", Outputs(("c", completed()))),  # a final value: the row stops there
+    ]
+    assert recorder_end.told == [("done", {"value": Outputs(("x", "y"))})]
+
+
+def test_an_engine_failing_to_take_an_offer_ends_the_paused_step_cleanly(adapter: str) -> None:
+    from a2a_adapters._runs import run_agent
+
+    cleaned: list[str] = []
+
+    async def agent(ctx: AgentContext) -> AsyncIterator[Any]:
+        try:
+            yield "a"
+            await anyio.sleep(30)
+            yield "b"
+        finally:
+            cleaned.append("finally")
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match="the engine broke"):
+            await run_agent(_start(), agent, Recorder(failing_offer=True))
+
+    anyio.run(main, backend=adapter)
+    assert cleaned == ["finally"]
