@@ -1,18 +1,22 @@
 """How our stores' latencies grow with the tasks they hold (issue 18's scaling table).
 
     python -m benchmarks.scaling [--sizes 1000,100000,1000000] [--stores memory,sqlite]
-                                 [--quick] [--out FILE]
+                                 [--repeat N] [--quick] [--out FILE]
 
 For each store and size, a fresh process fills the store with that many settled tasks, then
 times a read of one task (get), a status change that moves a task in the listing order (save),
 the first page of the owner's listing (list, 50 tasks with their count) and a blocking
 SendMessage through the engine's whole request path short of HTTP (``Engine.handle``, the echo
 agent run, its answer rendered). ``memory`` is the in-memory store (``MemoryStore``), ``sqlite``
-a ``SqliteStore`` file at ``synchronous=NORMAL`` in the temporary directory. Each figure is the
-median of five rounds' means. A row is flat when its largest size costs at most 1.2 times its
-smallest (issue 18's target); the table says which rows are. ``--quick`` measures small sizes
-in seconds (the smoke test uses it: its figures mean little). Writes the JSON to
-``benchmarks/results/scaling.json`` unless ``--out`` says otherwise.
+a ``SqliteStore`` file at ``synchronous=NORMAL`` in the temporary directory. Each process's
+figure is the median of five rounds' means, and each figure of the table the median of
+``--repeat`` such processes (3 unless told), the sizes taken in turn, smallest first and then
+largest first: on a machine whose speed drifts over minutes (a shared one), a drift weighs on
+every size alike instead of on the size measured last. A row is flat when its largest size
+costs at most 1.2 times its smallest (issue 18's target); the table says which rows are.
+``--quick`` measures small sizes in seconds, once each (the smoke test uses it: its figures
+mean little). Writes the JSON to ``benchmarks/results/scaling.json`` unless ``--out`` says
+otherwise.
 """
 
 import argparse
@@ -46,6 +50,8 @@ OPS = 2_000
 #: stored task's id and text would be a re-send of it, which runs nothing).
 FIRST_SEND = 10**9
 DEFAULT_OUT = Path(__file__).parent / "results" / "scaling.json"
+#: Processes measured per store and size (their figures' median is the table's).
+REPEAT = 3
 
 
 async def _send_latency(store: Any, sends: int) -> float:
@@ -133,6 +139,19 @@ OPERATIONS = {
 REFERENCES = {"dict_ns": "reference: a dict's random read, ns (no store)"}
 
 
+def medians(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per store and size, the median of each figure over the processes that measured it."""
+    grouped: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for run in runs:
+        grouped.setdefault((run["store"], run["tasks"]), []).append(run)
+    found = []
+    for (store, tasks), measured in grouped.items():
+        keys = [k for k, v in measured[0].items() if isinstance(v, float)]
+        figures = {k: statistics.median(m[k] for m in measured) for k in keys}
+        found.append({"store": store, "tasks": tasks, **figures})
+    return found
+
+
 def rows(found: list[dict[str, Any]], sizes: tuple[int, ...]) -> list[dict[str, Any]]:
     """One row per store and operation: its µs at each size, and largest/smallest."""
     table = []
@@ -176,6 +195,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="")
     parser.add_argument("--stores", default=",".join(STORES))
+    parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
@@ -190,17 +210,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         else (QUICK_SIZES if args.quick else SIZES)
     )
     sends, ops = (50, 100) if args.quick else (SENDS, OPS)
-    found = []
+    repeat = args.repeat if args.repeat is not None else (1 if args.quick else REPEAT)
+    runs: list[dict[str, Any]] = []
     for store in args.stores.split(","):
-        for size in sizes:
-            print(f"{store}: {size:,} tasks…", file=sys.stderr, flush=True)
-            command = [sys.executable, "-m", "benchmarks.scaling", "--measure"]
-            command += [store, str(size), str(sends), str(ops)]
-            out = subprocess.run(command, check=True, capture_output=True, text=True, timeout=3600)
-            found.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        for turn in range(repeat):
+            for size in sizes if turn % 2 == 0 else sizes[::-1]:
+                print(
+                    f"{store}: {size:,} tasks ({turn + 1}/{repeat})…", file=sys.stderr, flush=True
+                )
+                command = [sys.executable, "-m", "benchmarks.scaling", "--measure"]
+                command += [store, str(size), str(sends), str(ops)]
+                out = subprocess.run(
+                    command, check=True, capture_output=True, text=True, timeout=3600
+                )
+                runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    found = medians(runs)
     table = rows(found, sizes)
     print(render(table, sizes))
-    results = {"sizes": sizes, "measured": found, "rows": table}
+    results = {"sizes": sizes, "repeat": repeat, "measured": found, "runs": runs, "rows": table}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     return results

@@ -35,3 +35,19 @@ def test_a_quick_run_measures_every_operation_of_each_store_at_each_size(tmp_pat
             assert row["flat"] == (row["growth"] <= scaling.FLAT)
     table = scaling.render(rows, sizes)
     assert table.count("\n") == len(rows) + 1  # a head, its rule, a line per row
+
+
+def test_each_figure_is_the_median_of_the_processes_that_measured_it() -> None:
+    runs = [
+        {"store": "memory", "tasks": 10, "get_us": 3.0, "save_us": 1.0},
+        {"store": "memory", "tasks": 10, "get_us": 1.0, "save_us": 9.0},
+        {"store": "memory", "tasks": 10, "get_us": 2.0, "save_us": 5.0},
+        {"store": "memory", "tasks": 20, "get_us": 4.0, "save_us": 6.0},
+        {"store": "sqlite", "tasks": 10, "get_us": 7.0, "save_us": 8.0},
+    ]
+    found = {(f["store"], f["tasks"]): f for f in scaling.medians(runs)}
+    assert found == {
+        ("memory", 10): {"store": "memory", "tasks": 10, "get_us": 2.0, "save_us": 5.0},
+        ("memory", 20): {"store": "memory", "tasks": 20, "get_us": 4.0, "save_us": 6.0},
+        ("sqlite", 10): {"store": "sqlite", "tasks": 10, "get_us": 7.0, "save_us": 8.0},
+    }
