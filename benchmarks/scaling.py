@@ -2,6 +2,7 @@
 
     python -m benchmarks.scaling [--sizes 1000,100000,1000000] [--stores memory,sqlite]
                                  [--repeat N] [--quick] [--out FILE]
+    python -m benchmarks.scaling --gets [--sizes …]
 
 For each store and size, a fresh process fills the store with that many settled tasks, then
 times a read of one task (get), a status change that moves a task in the listing order (save),
@@ -14,9 +15,11 @@ figure is the median of five rounds' means, and each figure of the table the med
 largest first: on a machine whose speed drifts over minutes (a shared one), a drift weighs on
 every size alike instead of on the size measured last. A row is flat when its largest size
 costs at most 1.2 times its smallest (issue 18's target); the table says which rows are.
-``--quick`` measures small sizes in seconds, once each (the smoke test uses it: its figures
-mean little). Writes the JSON to ``benchmarks/results/scaling.json`` unless ``--out`` says
-otherwise.
+``--gets`` isolates the memory store's get: in one process, for each size, with the store's
+young tasks (``MemoryTasks.YOUNG``) and with none, the best of three passes over the same
+random gets (it prints one JSON line a size). ``--quick`` measures small sizes in seconds,
+once each (the smoke test uses it: its figures mean little). Writes the JSON to
+``benchmarks/results/scaling.json`` unless ``--out`` says otherwise.
 """
 
 import argparse
@@ -111,6 +114,29 @@ def measure(store_name: str, count: int, sends: int, ops: int) -> dict[str, Any]
     return {"store": store_name, **result, **filled}
 
 
+def memory_gets(count: int, young: int, gets: int = 30_000, passes: int = 3) -> float:
+    """Microseconds per get of a random task from a ``MemoryTasks`` holding ``count`` settled
+    tasks, ``young`` of them kept as objects: the best of ``passes`` over the same gets."""
+    import random
+
+    from a2a_core.store import MemoryTasks, Put, Reads
+
+    tasks = MemoryTasks()
+    tasks.YOUNG = young
+    records = _ours_records(count)
+    for first in range(0, count, 10_000):
+        for record in records.batch(first, min(10_000, count - first)):
+            assert tasks.commit([Put(record, 0)])
+    reads = [Reads(task_id=f"t-{random.randrange(count)}") for _ in range(gets)]
+    best = float("inf")
+    for _ in range(passes):
+        started = time.perf_counter()
+        for read in reads:
+            tasks.read(read)
+        best = min(best, (time.perf_counter() - started) / gets)
+    return best * 1e6
+
+
 def _dict_read_ns(count: int, ops: int) -> float:
     """Nanoseconds per read of a random key of a plain dict holding ``count`` small entries:
     the floor of any lookup by id, which grows with the size too (past the CPU's caches, a read
@@ -199,7 +225,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--measure", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--gets", action="store_true")
     args = parser.parse_args(argv)
+    if args.gets:
+        from a2a_core.store import MemoryTasks
+
+        for size in tuple(int(s) for s in args.sizes.split(",")) if args.sizes else SIZES:
+            figures = {
+                f"young_{young}_us": memory_gets(size, young) for young in (MemoryTasks.YOUNG, 0)
+            }
+            print(json.dumps({"tasks": size, **figures}), flush=True)
+        return {}
     if args.measure:
         store_name, count, sends, ops = args.measure
         print(json.dumps(measure(store_name, int(count), int(sends), int(ops))))
