@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import anyio
 
-__all__ = ["Job", "Loop", "Scope", "Waiter", "current"]
+__all__ = ["Job", "Loop", "Scope", "Waiter", "current", "resume"]
 
 #: A job: a coroutine function and its arguments.
 Job = Callable[..., Coroutine[Any, Any, Any]]
@@ -135,7 +135,7 @@ class _Asyncio:
         except StopIteration:
             return
         with anyio.CancelScope(shield=True):
-            await _resume(closing, waiting_for)
+            await resume(closing, waiting_for)
 
     @asynccontextmanager
     async def jobs(self, stop: Callable[[], None]) -> AsyncIterator[None]:
@@ -155,9 +155,10 @@ class _Asyncio:
 
 
 @types.coroutine
-def _resume(coroutine: Coroutine[Any, Any, Any], waiting_for: Any) -> Generator[Any, Any, Any]:
+def resume(coroutine: Coroutine[Any, Any, Any], waiting_for: Any) -> Generator[Any, Any, Any]:
     """Await the rest of ``coroutine``, whose last step gave ``waiting_for`` (what it waits on,
-    for the loop) and which has taken no step since: what ``await`` would have done."""
+    for the loop) and which has taken no step since: what ``await`` would have done. On any
+    loop (what the step waits on is handed to it as it is); for a step begun by hand."""
     while True:
         try:
             sent = yield waiting_for

@@ -10,6 +10,8 @@ import anyio
 from a2a_core import Agent, InputError
 from a2a_core.transport import Outputs, StartRun, ends_run
 
+from ._loops import resume
+
 __all__ = ["GATHER", "Reporter", "Slot", "close_shielded", "run_agent"]
 
 log = logging.getLogger("a2a_adapters")
@@ -96,14 +98,10 @@ async def run_agent(
             try:
                 value = await step
             except StopAsyncIteration:
-                if await report.went_on():
-                    await report.done()
-                return None
+                return await _end(report)
             except Exception as error:
                 _log_failure(start.task_id, error)
-                if await report.went_on():
-                    await report.done(error=error)
-                return None
+                return await _end(report, error=error)
             if not await report.went_on():
                 return None  # nothing more from this run counts
             values, then = _gather(updates, value)
@@ -120,20 +118,25 @@ async def run_agent(
                     raise
             elif not await report.output(output):
                 return None
-            if isinstance(then, BaseException):
+            if isinstance(then, Exception):
                 _log_failure(start.task_id, then)
-                if await report.went_on():
-                    await report.done(error=then)
-                return None
+                return await _end(report, error=then)
             step = then
     finally:
         if result.ag_frame is not None and not result.ag_running:
             await close(result)  # not run to its end: let it clean up, uncancelled
 
 
+async def _end(report: Reporter, **outcome: Any) -> None:
+    """Tell how the run ended, unless what it offered last did not count (then nothing more
+    from it does)."""
+    if await report.went_on():
+        await report.done(**outcome)
+
+
 def _gather(
     updates: AsyncGenerator[Any, None], first: Any
-) -> "tuple[list[Any], Awaitable[Any] | Exception | None]":
+) -> tuple[list[Any], Awaitable[Any] | Exception | None]:
     """``first`` and the values the agent yields right after it without pausing, and what
     comes next: the agent's next step to await, the exception it raised, or ``None`` if it
     ended.
@@ -161,8 +164,7 @@ def _gather(
 
 class _Paused:
     """An agent's step begun by hand that paused: awaiting this finishes it in the awaiting
-    task, exactly as awaiting it from the start would have (what it paused on goes to the loop
-    now; whatever the loop sends or throws back goes to it).
+    task, exactly as awaiting it from the start would have (:func:`~a2a_adapters._loops.resume`).
 
     Nothing may be awaited between beginning such a step and awaiting this: what the step
     paused on (a trio trap, an asyncio future) belongs to this task, and is handed to the loop
@@ -176,7 +178,8 @@ class _Paused:
 
     def close(self) -> None:
         """End the step where it paused, never to be resumed: the agent hears ``GeneratorExit``
-        there, as ``aclose`` would have it (which it cannot do to a generator mid-step)."""
+        there, as ``aclose`` would have it (which it cannot do to a generator mid-step; the
+        step's own ``close`` would leave the generator running)."""
         try:
             self._step.throw(GeneratorExit)
         except (GeneratorExit, Exception):  # ended: as asked, or by what its cleanup raised
@@ -184,23 +187,7 @@ class _Paused:
         self._step.close()  # it awaits in its cleanup: nothing more can be done for it here
 
     def __await__(self) -> Generator[Any, Any, Any]:
-        step, paused = self._step, self._paused
-        while True:
-            try:
-                sent = yield paused
-            except GeneratorExit:  # this task is being closed: the step ends with it
-                self.close()
-                raise
-            except BaseException as error:  # the loop cancels or interrupts: the step hears it
-                try:
-                    paused = step.throw(error)
-                except StopIteration as stop:
-                    return stop.value
-            else:
-                try:
-                    paused = step.send(sent)
-                except StopIteration as stop:
-                    return stop.value
+        return (yield from resume(self._step, self._paused))
 
 
 def _log_failure(task_id: str, error: Exception) -> None:
