@@ -181,8 +181,16 @@ def _first_not_less(times: "array[int]", ids: list[str], key: _Key) -> int:
     are in order, as the keys are)."""
     moment, task_id = key
     low = bisect.bisect_left(times, moment)
-    high = bisect.bisect_right(times, moment, low)
-    return bisect.bisect_left(ids, task_id, low, high) if high > low else low
+    if low == len(times) or times[low] != moment:
+        return low
+    # Keys rarely share a time: look at the next one before searching for the run's end. In
+    # a block of a large store every probe of a search is a cache miss (about a microsecond
+    # a search at a million tasks), and a second search over the rest of the block would
+    # probe lines the first never touched.
+    high = low + 1
+    if high < len(times) and times[high] == moment:
+        high = bisect.bisect_right(times, moment, high)
+    return bisect.bisect_left(ids, task_id, low, high)
 
 
 class _ContextKeys:
