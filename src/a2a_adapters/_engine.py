@@ -64,7 +64,7 @@ from ._loops import Loop, Scope, Waiter
 from ._push import PushSender
 from ._runs import Slot, close_shielded, run_agent
 from ._streaming import HttpStream, stream_body
-from ._telemetry import RunSpan, Telemetry, _Untraced
+from ._telemetry import UNTRACED, RunSpan, Telemetry, _Untraced
 from .stores import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -186,11 +186,6 @@ class Engine:
         self._close: Callable[[AsyncGenerator[Any, None]], Awaitable[None]] = close_shielded
         self._replies: dict[int, Waiter] = {}
         self._streams: dict[int, MemoryObjectSendStream[Frames]] = {}
-        #: The outputs of runs waiting for the machine to say whether they counted: ``None``
-        #: until one waits (most are told at once, in the call that gave the output, and need
-        #: no waiter), and what it was told, if it was told before it waited.
-        self._taken: dict[tuple[str, int], Waiter | None] = {}
-        self._counted: dict[tuple[str, int], bool] = {}
         #: The blocking sends waiting for their answer, whose client may leave: the patrol's
         #: tick when each began, its waiter and how to hear its client leave.
         self._waiting: dict[int, tuple[int, Waiter, Callable[[], Awaitable[object]]]] = {}
@@ -199,7 +194,9 @@ class Engine:
         self._tick = 0
         #: Set while the patrol has nothing to look at: the first send to wait wakes it.
         self._patrol_idle: Waiter | None = None
-        self._runs: dict[tuple[str, int], Scope] = {}
+        #: The agent runs under way here, from their StartRun until their task ends (a run
+        #: stopped is still here until it has).
+        self._runs: dict[tuple[str, int], _Run] = {}
         #: The span of each request under way (telemetry on), for the runs it starts.
         self._origins: dict[int, SpanContext] = {}
         self._alarm = Slot()
@@ -476,7 +473,9 @@ class Engine:
 
     def _stop_jobs(self) -> None:
         """Stop the runs and watches under way (the engine is stopping)."""
-        for scope in (*self._runs.values(), *self._watching.values()):
+        for run in self._runs.values():
+            run.scope.cancel()
+        for scope in self._watching.values():
             scope.cancel()
 
     # --- performing the machine's actions -----------------------------------------------------
@@ -493,14 +492,15 @@ class Engine:
             match action:
                 case Read() | Commit():
                     self._io.append(action)
-                case StartRun(task_id=task_id, run=run, exchange=exchange):
-                    scope = self._runs[task_id, run] = self._cancel_scope()
+                case StartRun(task_id=task_id, run=number, exchange=exchange):
+                    run = self._runs[task_id, number] = _Run(self, action, self._cancel_scope())
                     origin = None if exchange is None else self._origins.get(exchange)
-                    self._spawn(self._run, action, scope, origin, name=f"a2a run {task_id}")
-                case StopRun(task_id=task_id, run=run):
-                    stopping = self._runs.pop((task_id, run), None)
+                    self._spawn(self._run, run, origin, name=f"a2a run {task_id}")
+                case StopRun(task_id=task_id, run=number):
+                    stopping = self._runs.get((task_id, number))
                     if stopping is not None:
-                        stopping.cancel()  # a scope: an agent's shielded section finishes first
+                        # A scope: an agent's shielded section finishes first.
+                        stopping.scope.cancel()
                 case Answer(exchange=number):
                     slot = self._replies.pop(number, None)
                     if slot is not None:
@@ -526,14 +526,10 @@ class Engine:
                 case Notify():
                     if self.push is not None:
                         self.push.send(action)
-                case OutputTaken(task_id=task_id, run=run, counts=counts):
-                    key = task_id, run
-                    if key in self._taken:
-                        taken = self._taken.pop(key)
-                        if taken is None:
-                            self._counted[key] = counts
-                        else:
-                            taken.set(counts)
+                case OutputTaken(task_id=task_id, run=number, counts=counts):
+                    taker = self._runs.get((task_id, number))
+                    if taker is not None:
+                        taker.taken(counts)
                 case Problem(message=message):
                     log.error("%s", message)
                 case Watch(task_id=task_id):
@@ -625,59 +621,83 @@ class Engine:
 
     # --- agent runs ---------------------------------------------------------------------------
 
-    async def _run(self, start: StartRun, scope: Scope, origin: "SpanContext | None") -> None:
-        traced = self.telemetry.run(start, origin)
-        report = _Report(self, start, traced)
+    async def _run(self, run: "_Run", origin: "SpanContext | None") -> None:
+        start = run.start
+        run.traced = self.telemetry.run(start, origin)
         try:
-            with scope, traced:
+            with run.scope, run.traced:
                 agent = self.agents.agent_for(start.context.skill_id)
-                await run_agent(start, agent, report, self._close)
+                await run_agent(start, agent, run, self._close)
         except Exception:
             log.exception("the run of task %s failed inside the engine", start.task_id)
         finally:
-            key = report.key
-            self._taken.pop(key, None)
-            self._counted.pop(key, None)
-            if self._runs.get(key) is scope:
-                del self._runs[key]
+            if self._runs.get(run.key) is run:
+                del self._runs[run.key]
+
+    def _offered(self) -> None:
+        """Perform what an output offered from a run's task asked for, leaving its store work
+        to the timer's task: the run's task goes straight back to its agent, and the run's next
+        word waits for the machine's answer (:meth:`_Run.went_on`)."""
+        self._perform()
+        if self._io:
+            self._alarm.set()
 
 
-class _Report:
-    """One run's side of the engine: its outputs and its end told to the machine, and whether
-    each counted (most are told at once, in the call that gave the output)."""
+class _Run:
+    """One agent run as the engine keeps it, from its StartRun to its task's end: how to stop
+    it, and what its agent said, told to the machine (the run's :class:`Reporter`).
 
-    __slots__ = ("engine", "key", "start", "traced")
+    Whether an output counted comes back as an ``OutputTaken``. Most are told within the very
+    call that gave the output; one given while its commit is under way (offered from a paused
+    step, or on a store that takes time) is told later, and the run waits for it only when it
+    asks (:meth:`went_on`)."""
 
-    def __init__(self, engine: Engine, start: StartRun, traced: "RunSpan | _Untraced") -> None:
+    __slots__ = ("_told", "_waiter", "engine", "key", "pending", "scope", "start", "traced")
+
+    def __init__(self, engine: Engine, start: StartRun, scope: Scope) -> None:
         self.engine = engine
         self.start = start
         self.key = start.task_id, start.run
-        self.traced = traced
+        self.scope = scope
+        self.traced: RunSpan | _Untraced = UNTRACED
+        #: An output was told and the machine has not said yet whether it counted.
+        self.pending = False
+        #: What the machine said before the run asked, if it did.
+        self._told: bool | None = None
+        #: The run's task, waiting for the machine's word.
+        self._waiter: Waiter | None = None
+
+    def taken(self, counts: bool) -> None:
+        """The machine's word on the output told last (an ``OutputTaken``)."""
+        if not self.pending:
+            return
+        self.pending = False
+        waiter, self._waiter = self._waiter, None
+        if waiter is None:
+            self._told = counts
+        else:
+            waiter.set(counts)
 
     async def output(self, value: Any) -> bool:
         engine = self.engine
-        engine._taken[self.key] = None
+        self.pending = True
         await engine._call(engine.server.agent_output, self.start.task_id, self.start.run, value)
         return await self.went_on()
 
     def offer(self, value: Any) -> None:
         engine = self.engine
-        engine._taken[self.key] = None
+        self.pending = True
         engine.server.agent_output(self.start.task_id, self.start.run, value, engine._clock())
-        engine._perform()
-        if engine._io:
-            # This task goes straight back to its agent: the timer's task does the store work,
-            # and the run's next word waits for its answer (went_on).
-            engine._alarm.set()
+        engine._offered()
 
     async def went_on(self) -> bool:
-        engine, key = self.engine, self.key
-        if key in engine._counted:
-            return engine._counted.pop(key)
-        if key not in engine._taken:
+        told, self._told = self._told, None
+        if told is not None:
+            return told
+        if not self.pending:
             return True  # nothing offered is still being decided
-        taken = engine._taken[key] = engine._waiter()
-        counts: bool = await taken.wait()
+        waiter = self._waiter = self.engine._waiter()
+        counts: bool = await waiter.wait()
         return counts
 
     async def done(self, **outcome: Any) -> None:
