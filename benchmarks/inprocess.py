@@ -565,6 +565,10 @@ class _Records:
     def __setitem__(self, index: int, record: Any) -> None:
         self._changed[index] = record
 
+    def changed(self, index: int) -> bool:
+        """Whether record ``index`` was given a new version (:meth:`__setitem__`)."""
+        return index in self._changed
+
     def batch(self, first: int, size: int) -> list[Any]:
         return [self[n] for n in range(first, min(first + size, self._count))]
 
