@@ -67,6 +67,20 @@ def server(
 
     A server with a database file uses ``database`` (which the caller then reads, and removes),
     or else a file in a temporary directory removed afterwards."""
+    with serving(name, bare=bare, timeout=timeout, database=database) as served:
+        yield served.url
+
+
+@contextmanager
+def serving(
+    name: str,
+    *,
+    bare: str | None = None,
+    timeout: float = 20.0,
+    database: Path | None = None,
+) -> Iterator["Served"]:
+    """:func:`server`, yielding the :class:`Served` server (its process too, whose CPU time
+    :func:`cpu_seconds` tells) rather than its URL alone."""
     port = free_port()
     if bare is None:
         module, *args = {**SERVERS, **SQLITE_SERVERS}[name]
@@ -78,22 +92,9 @@ def server(
                 folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="a2a-bench-"))
                 database = Path(folder) / "tasks.db"
             args = [arg.replace("{db}", str(database)) for arg in args]
-        yield from run_server(name, [sys.executable, "-m", module, str(port), *args], port, timeout)
-
-
-def run_server(
-    name: str,
-    command: list[str],
-    port: int,
-    timeout: float,
-    *,
-    cwd: Path | None = None,
-    env: dict[str, str] | None = None,
-) -> Iterator[str]:
-    """Run ``command`` (a server that will listen on ``port``); yield its base URL once its card
-    answers; stop it afterwards. For ``yield from`` inside a context manager."""
-    with processes([Launch(name, command, port)], timeout, cwd=cwd, env=env) as (served,):
-        yield served.url
+        command = [sys.executable, "-m", module, str(port), *args]
+        with processes([Launch(name, command, port)], timeout) as (served,):
+            yield served
 
 
 @attrs.frozen
@@ -169,6 +170,21 @@ def cpu_seconds(pid: int | str = "self") -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     # utime and stime are fields 14 and 15 of stat(5); the text after the ")" starts at 3.
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_seconds(pid: int) -> float:
+    """Time the threads of process ``pid`` alive now have spent running on a CPU so far, in
+    seconds, to the nanosecond (``/proc/PID/task/*/schedstat``), where :func:`cpu_seconds`
+    counts in ticks of ten milliseconds: the CPU a request over a short run needs the finer
+    clock. Ticks if the kernel keeps no such figures."""
+    total, found = 0, False
+    for path in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        try:
+            total += int(path.read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+        found = True
+    return total / 1e9 if found else cpu_seconds(pid)
 
 
 def machine_busy_seconds() -> float:

@@ -30,7 +30,9 @@ from benchmarks.harness import (
     SERVERS,
     SQLITE_SERVERS,
     figure,
+    run_seconds,
     server,
+    serving,
     stored_bytes,
     target_report,
     write_results,
@@ -107,15 +109,24 @@ def _load_rows(label: str, results: dict[str, LoadResult], *, latency: bool = Tr
 
 
 def run_send(sizes: Sizes) -> list[Row]:
+    """Blocking sends at each concurrency, and the server's CPU time a send: what a request
+    costs the server itself, apart from the load generator's share of the machine (a server
+    that uses a whole core serves one send per that many microseconds)."""
     rows: list[Row] = []
     for level in sizes.concurrency:
         results = {}
+        cpu = {}
         for name in SERVERS:
-            with server(name) as url:
-                results[name] = calls.sends(
-                    url, concurrency=level, count=sizes.requests, max_seconds=sizes.seconds
+            with serving(name) as served:
+                before = run_seconds(served.process.pid)
+                result = calls.sends(
+                    served.url, concurrency=level, count=sizes.requests, max_seconds=sizes.seconds
                 )
+                used = run_seconds(served.process.pid) - before
+            results[name] = result
+            cpu[name] = used / result.requests * 1e6 if result.requests else None
         rows += _load_rows(f"blocking send c={level}", results)
+        rows.append(row(f"blocking send c={level}, server CPU a send", "µs", "lower", **cpu))
     return rows
 
 

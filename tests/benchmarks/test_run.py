@@ -54,6 +54,7 @@ def test_every_scenario_measured_both_servers(results: dict[str, Any]) -> None:
     for expected in (
         "blocking send c=1",
         "blocking send c=64 p99",
+        "blocking send c=16, server CPU a send",
         "non-blocking send c=16",
         "bare server, raw ASGI c=16",
         "bare framework route c=16",
