@@ -130,18 +130,24 @@ async def run_load(
     ``port`` may be several ports, replicas of one service: the ``n``-th request then goes to
     ``port[n % len(port)]`` (round-robin), each of the ``concurrency`` clients keeping one
     keep-alive connection to each port. Stops early once ``max_seconds`` have passed; requests
-    already sent are still awaited.
+    already sent are still awaited. The clock starts once every connection is open: on a busy
+    machine, opening 64 of them took longer than a short run's limit, which then sent nothing.
     """
     ports = [port] if isinstance(port, int) else list(port)
     issued = 0
     errors = 0
     latencies: list[float] = []
     first_error: list[str] = []
-    deadline = time.perf_counter() + max_seconds
+    clients: list[list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]] = []
 
-    async def connection() -> None:
+    async def connect() -> None:
+        links: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        clients.append(links)
+        for p in ports:
+            links.append(await asyncio.open_connection(host, p))
+
+    async def connection(links: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]]) -> None:
         nonlocal issued, errors
-        links = [await asyncio.open_connection(host, p) for p in ports]
         try:
             while issued < count and time.perf_counter() < deadline:
                 n = issued
@@ -174,8 +180,16 @@ async def run_load(
             for _, writer in links:
                 writer.close()
 
+    try:
+        await asyncio.gather(*(connect() for _ in range(concurrency)))
+    except BaseException:
+        for links in clients:
+            for _, writer in links:
+                writer.close()
+        raise
     started = time.perf_counter()
-    await asyncio.gather(*(connection() for _ in range(concurrency)))
+    deadline = started + max_seconds
+    await asyncio.gather(*(connection(links) for links in clients))
     seconds = time.perf_counter() - started
     latencies.sort()
     return LoadResult(
