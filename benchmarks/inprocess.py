@@ -569,6 +569,23 @@ class _Records:
         """Whether record ``index`` was given a new version (:meth:`__setitem__`)."""
         return index in self._changed
 
+    def status_changes(self, picks: list[int], later: datetime) -> list[list[Any]]:
+        """A commit for each record of ``picks``: its status stamped anew from ``later`` on (a
+        microsecond apart), which moves the task in the listing order (a re-index each). The
+        new versions are kept, so that a commit after them expects theirs."""
+        import attrs
+
+        from a2a_core.store import Put
+
+        puts = []
+        for i, n in enumerate(picks):
+            old = self[n]
+            status = attrs.evolve(old.task.status, timestamp=later + timedelta(microseconds=i))
+            task = attrs.evolve(old.task, status=status)
+            self[n] = attrs.evolve(old, task=task, version=old.version + 1)
+            puts.append([Put(self[n], old.version)])
+        return puts
+
     def batch(self, first: int, size: int) -> list[Any]:
         return [self[n] for n in range(first, min(first + size, self._count))]
 
@@ -586,24 +603,14 @@ async def _ours_figures(
     store: Any, records: _Records, fill: Callable[[], Awaitable[None]], ops: int = 0
 ) -> dict[str, Any]:
     """get, save and list on one of our stores, filled by ``fill`` with ``records``."""
-    import attrs
-
-    from a2a_core.store import ListQuery, Owner, Put, Reads
+    from a2a_core.store import ListQuery, Owner, Reads
 
     count = len(records)
     ops = ops or OPS
     await fill()
     picks = [random.randrange(count) for _ in range(ops)]
     reads = [Reads(task_id=f"t-{n}") for n in picks]
-    # Status changes, which move their tasks in the listing order (a re-index each).
-    later = EPOCH + timedelta(days=1)
-    puts = []
-    for i, n in enumerate(picks):
-        old = records[n]
-        status = attrs.evolve(old.task.status, timestamp=later + timedelta(microseconds=i))
-        task = attrs.evolve(old.task, status=status)
-        records[n] = attrs.evolve(old, task=task, version=old.version + 1)
-        puts.append([Put(records[n], old.version)])
+    puts = records.status_changes(picks, EPOCH + timedelta(days=1))
     listing = Reads(listing=ListQuery(Owner("anonymous"), PAGE))
 
     async def get(i: int) -> None:

@@ -42,6 +42,7 @@ from benchmarks.inprocess import (
     ROUNDS,
     _ours_figures,
     _ours_records,
+    _Records,
     _send_body,
     fill_in_batches,
 )
@@ -122,7 +123,7 @@ def measure(store_name: str, count: int, sends: int, ops: int) -> dict[str, Any]
     return {"store": store_name, **result, **filled}
 
 
-async def _settled_figures(store: Any, records: Any, ops: int) -> dict[str, float]:
+async def _settled_figures(store: Any, records: _Records, ops: int) -> dict[str, float]:
     """The memory store's get and save of settled tasks alone: tasks outside its young window
     (``MemoryTasks.YOUNG``, the latest settled tasks, kept as objects) and not saved by the
     figures before. At a thousand tasks a quarter of random picks are young, which a get reads
@@ -131,9 +132,7 @@ async def _settled_figures(store: Any, records: Any, ops: int) -> dict[str, floa
     import random
     from datetime import timedelta
 
-    import attrs
-
-    from a2a_core.store import MemoryTasks, Put, Reads
+    from a2a_core.store import MemoryTasks, Reads
     from benchmarks.inprocess import EPOCH, _timed
 
     count = len(records)
@@ -142,15 +141,8 @@ async def _settled_figures(store: Any, records: Any, ops: int) -> dict[str, floa
         return {}  # a store smaller than its young window (--quick's smallest)
     picks = random.sample(old, min(ops, len(old)))
     reads = [Reads(task_id=f"t-{n}") for n in picks]
-    later = EPOCH + timedelta(days=2)
-    puts = []
-    for i, n in enumerate(picks):
-        record = records[n]
-        status = attrs.evolve(record.task.status, timestamp=later + timedelta(microseconds=i))
-        records[n] = attrs.evolve(
-            record, task=attrs.evolve(record.task, status=status), version=record.version + 1
-        )
-        puts.append([Put(records[n], record.version)])
+    # (A day after the figures before: every save moves its task to the newest.)
+    puts = records.status_changes(picks, EPOCH + timedelta(days=2))
 
     async def get(i: int) -> None:
         await store.read(reads[i])
