@@ -80,7 +80,7 @@ def serving(
     database: Path | None = None,
 ) -> Iterator["Served"]:
     """:func:`server`, yielding the :class:`Served` server (its process too, whose CPU time
-    :func:`cpu_seconds` tells) rather than its URL alone."""
+    :func:`run_seconds` tells) rather than its URL alone."""
     port = free_port()
     if bare is None:
         module, *args = {**SERVERS, **SQLITE_SERVERS}[name]

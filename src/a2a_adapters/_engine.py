@@ -652,7 +652,7 @@ class _Run:
     step, or on a store that takes time) is told later, and the run waits for it only when it
     asks (:meth:`went_on`)."""
 
-    __slots__ = ("_told", "_waiter", "engine", "key", "pending", "scope", "start", "traced")
+    __slots__ = ("_pending", "_told", "_waiter", "engine", "key", "scope", "start", "traced")
 
     def __init__(self, engine: Engine, start: StartRun, scope: Scope) -> None:
         self.engine = engine
@@ -661,7 +661,7 @@ class _Run:
         self.scope = scope
         self.traced: RunSpan | _Untraced = UNTRACED
         #: An output was told and the machine has not said yet whether it counted.
-        self.pending = False
+        self._pending = False
         #: What the machine said before the run asked, if it did.
         self._told: bool | None = None
         #: The run's task, waiting for the machine's word.
@@ -669,9 +669,9 @@ class _Run:
 
     def taken(self, counts: bool) -> None:
         """The machine's word on the output told last (an ``OutputTaken``)."""
-        if not self.pending:
+        if not self._pending:
             return
-        self.pending = False
+        self._pending = False
         waiter, self._waiter = self._waiter, None
         if waiter is None:
             self._told = counts
@@ -680,13 +680,13 @@ class _Run:
 
     async def output(self, value: Any) -> bool:
         engine = self.engine
-        self.pending = True
+        self._pending = True
         await engine._call(engine.server.agent_output, self.start.task_id, self.start.run, value)
         return await self.went_on()
 
     def offer(self, value: Any) -> None:
         engine = self.engine
-        self.pending = True
+        self._pending = True
         engine.server.agent_output(self.start.task_id, self.start.run, value, engine._clock())
         engine._offered()
 
@@ -694,7 +694,7 @@ class _Run:
         told, self._told = self._told, None
         if told is not None:
             return told
-        if not self.pending:
+        if not self._pending:
             return True  # nothing offered is still being decided
         waiter = self._waiter = self.engine._waiter()
         counts: bool = await waiter.wait()
