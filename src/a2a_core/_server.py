@@ -130,6 +130,10 @@ __all__ = [
 MAX_ATTEMPTS = 16
 #: After an expiry sweep failed, how long before the next try.
 TICK_RETRY = timedelta(seconds=1)
+#: How many times an agent's output is tried again after the store failed in a way of its own
+#: (a fault that may well recur). A store out of reach is waited for instead, for as long as
+#: it takes: the run is held meanwhile, so its outputs still commit in order.
+MAX_HOLDS = 3
 #: What a gRPC stream's client is told when the server stops (an SSE client just reconnects).
 _STOPPING = "The server is stopping; subscribe to the task again"
 #: What a client is told while the store cannot be reached.
@@ -264,6 +268,11 @@ class _Job:
     decision: Decision | None = None
     #: The tasks the decision's commit puts (found once: the commit's answer needs them too).
     keys: frozenset[str] = frozenset()
+    #: How many times its store work failed and it was held to be tried again.
+    holds: int = 0
+    #: The last decision whose commit failed: a store may fail to say whether it was written
+    #: (the connection broke as it answered), so the next read looks for its record first.
+    tried: Decision | None = None
 
 
 @attrs.frozen
@@ -347,6 +356,10 @@ class _Owed:
 class _Note:
     """Record a notification's fate in the outbox (nobody waits on it)."""
 
+    sent: Sent
+    #: How many times its commit failed before.
+    holds: int = 0
+
 
 @attrs.frozen
 class _Recover:
@@ -409,7 +422,11 @@ class Server:
         self._touched: set[str] = set()  # tasks whose watchers here may have changed
         self._checking: dict[str, bool] = {}  # task -> it changed again while being read
         self._recheck: set[str] = set()  # checks that failed, tried again at the next tick
-        self._unended: list[AgentDone] = []  # ends of runs not recorded, tried again likewise
+        # Agent outputs and ends of runs the store failed to record, tried again at the next
+        # tick: an agent's work is never dropped because its store was away for a moment.
+        self._retrying: list[_Job] = []
+        # Likewise the fates of notifications (else a restart would deliver them again).
+        self._unnoted: list[_Note] = []
         #: The last record this server committed of each task it runs: a run's output is
         #: decided on it with no read first (a stale one only loses its compare-and-set, and
         #: is read afresh). Dropped when the run ends, or when the task changes elsewhere.
@@ -536,9 +553,10 @@ class Server:
 
     def tick(self, now: datetime) -> None:
         """The time :meth:`next_deadline` named has come (calling it early or late is
-        harmless): expired tasks go, and streamed sends whose agent has not spoken yet get
-        their task. A transport ticks once when it starts, too, so that what expired while no
-        server ran is swept."""
+        harmless): expired tasks go, streamed sends whose agent has not spoken yet get their
+        task, and what the store failed to record (an agent's output, the end of a run, a
+        notification's fate) is tried again. A transport ticks once when it starts, too, so
+        that what expired while no server ran is swept."""
         if self._reclaim_at is not None and self._reclaim_at <= now:
             # Look again for what replicas that died left: their runs, their notifications.
             self._reclaim_at = None
@@ -547,9 +565,7 @@ class Server:
         for task_id in list(self._recheck):
             self._recheck.discard(task_id)
             self._check(task_id, now)
-        unended, self._unended = self._unended, []
-        for done in unended:
-            self._start(_Job(done), now)
+        self._try_held(now)
         if not self._outboxed and not self._reading_outbox:
             self._reading_outbox = True
             self._read_outbox(None, now)
@@ -704,6 +720,8 @@ class Server:
     def abandon_runs(self, now: datetime) -> None:
         """Stop every run still going (the graceful period is over), failing each task with a
         record of why, so that none is left working with no agent behind it."""
+        # What the store missed is tried once more now, not at a tick that may never come.
+        self._try_held(now)
         for task_id, run in list(self._runs.items()):
             self._act(StopRun(task_id, run))
             self._start(_Job(AgentDone(task_id, run, error=RunAbandoned())), now)
@@ -845,6 +863,12 @@ class Server:
             return  # answered already (a transport's mistake; harmless)
         job = self._jobs[op]
         match job:
+            case _Job(tried=Decision() as tried) if _written(tried, snapshot):
+                # The commit that failed had gone through after all: it is done, not redone
+                # (an artifact decided twice would be added twice).
+                del self._jobs[op]
+                self._finish(job, tried, None, now)
+                self._remember(tried.writes)
             case _Job():  # first: nearly every read is a decision's
                 decision = self.core.decide(job.input, snapshot, World(now, self._new_id))
                 self._reserved.pop(op, None)  # decided again: what it held is void
@@ -969,12 +993,24 @@ class Server:
                     self._deciding.discard(job.exchange)
                     error = _store_error(why, unavailable)
                     self._act(Answer(job.exchange, self.core.render(job.dispatch, Fail(error))))
+            case _Job(input=AgentOutput(task_id=task_id, run=run)) if (
+                unavailable or job.holds < MAX_HOLDS
+            ):
+                # Held, and tried again soon; the run waits for it (no OutputTaken yet), so
+                # what it yields next is decided after it, in order.
+                self._act(
+                    Problem(
+                        f"the output of run {run} of task {task_id} was not recorded "
+                        f"({why}); it is held and tried again shortly"
+                    )
+                )
+                self._hold(job, now)
             case _Job(input=AgentOutput(task_id=task_id, run=run)):
                 self._act(Problem(f"the output of run {run} of task {task_id} was lost: {why}"))
                 self._act(OutputTaken(task_id, run, counts=False))
                 self._act(StopRun(task_id, run))
                 self._start(_Job(AgentDone(task_id, run, error=InternalError())), now)
-            case _Job(input=AgentDone(task_id=task_id, run=run) as done):
+            case _Job(input=AgentDone(task_id=task_id, run=run)):
                 # Recorded again soon, for as long as it takes: a task must not stay working
                 # with no run behind it because its store was away when the run ended.
                 self._act(
@@ -984,8 +1020,7 @@ class Server:
                     )
                 )
                 self._end_run(task_id, run)
-                self._unended.append(done)
-                self._wake_by(now + TICK_RETRY)
+                self._hold(job, now)
                 if unavailable:
                     # Who waits for the task to settle is told to retry (a re-send of its
                     # message finds the task), rather than held for as long as the store is away.
@@ -995,8 +1030,21 @@ class Server:
                 self._act(Problem(f"the push outbox could not be read ({why}); retrying"))
                 self._reading_outbox = False
                 self._wake_by(now + TICK_RETRY)
-            case _Note():
-                self._act(Problem(f"a push notification's end was not recorded ({why})"))
+            case _Note(sent=sent, holds=holds):
+                which = f"{sent.task_id}/{sent.config_id}/{sent.seq}"
+                if unavailable or holds < MAX_HOLDS:
+                    self._act(
+                        Problem(
+                            f"the fate of push notification {which} was not recorded ({why}); "
+                            "it is tried again shortly"
+                        )
+                    )
+                    self._unnoted.append(_Note(sent, holds + 1))
+                    self._wake_by(now + TICK_RETRY)
+                else:
+                    self._act(
+                        Problem(f"the fate of push notification {which} was not recorded ({why})")
+                    )
             case _Recover():
                 self._act(Problem(f"the runs a restart left could not be read ({why}); retrying"))
                 self._recovering = False
@@ -1005,6 +1053,37 @@ class Server:
                 self._act(Problem(f"the expiry sweep failed ({why}); it is tried again soon"))
                 self._ticking = False
                 self._wake_by(now + TICK_RETRY)
+
+    def _hold(self, job: _Job, now: datetime) -> None:
+        """Keep ``job`` (an agent's output or the end of its run, whose store work failed) to
+        be decided again at the next tick, on what the store then holds."""
+        if job.decision is not None:
+            job.tried = job.decision  # (a failed read leaves the last failed commit's)
+        job.holds += 1
+        job.attempts, job.decision, job.keys = 0, None, frozenset()
+        assert isinstance(job.input, AgentOutput | AgentDone)
+        # What this server last wrote of the task may be behind the store, or ahead of it.
+        self._known.pop(job.input.task_id, None)
+        self._retrying.append(job)
+        self._wake_by(now + TICK_RETRY)
+
+    def _try_held(self, now: datetime) -> None:
+        retrying, self._retrying = self._retrying, []
+        for job in retrying:
+            self._retry(job, now)
+        unnoted, self._unnoted = self._unnoted, []
+        for note in unnoted:
+            self._commit_note(note)
+
+    def _retry(self, job: _Job, now: datetime) -> None:
+        """Try a held job again. While an output is held it is the store, not the agent, that
+        keeps the run waiting: the run's idle clock starts again from now."""
+        inp = job.input
+        if isinstance(inp, AgentOutput):
+            clock = self._clocks.get(inp.task_id)
+            if clock is not None and clock.run == inp.run:
+                clock.spoke = now
+        self._start(job, now)
 
     def _finish(
         self, job: _Job, decision: Decision, snapshot: Snapshot | None, now: datetime
@@ -1186,9 +1265,12 @@ class Server:
                     self._hand_out(push)
 
     def _note(self, sent: Sent, now: datetime) -> None:
+        self._commit_note(_Note(sent))
+
+    def _commit_note(self, note: _Note) -> None:
         op = next(self._ops)
-        self._jobs[op] = _Note()
-        self._store(op, Commit(op, (sent,)))
+        self._jobs[op] = note
+        self._store(op, Commit(op, (note.sent,)))
 
     def _read_running(self, after: str, now: datetime) -> None:
         op = next(self._ops)
@@ -1511,6 +1593,18 @@ def _put_keys(decision: Decision) -> frozenset[str]:
     if len(writes) == 1 and type(writes[0]) is Put:  # as nearly every decision's
         return frozenset((writes[0].record.id,))
     return frozenset(w.record.id for w in writes if isinstance(w, Put))
+
+
+def _written(decision: Decision, snapshot: Snapshot) -> bool:
+    """Whether ``snapshot`` (a read of an agent's task) shows ``decision``'s write of that task
+    in the store: the very record it put, which no other writer could have put."""
+    found = snapshot.task
+    if found is None:
+        return False
+    return any(
+        isinstance(write, Put) and write.record.id == found.id and write.record == found
+        for write in decision.writes
+    )
 
 
 def _superseded(run: int, record: TaskRecord | None) -> bool:

@@ -21,6 +21,7 @@ import pytest
 
 from a2a_adapters import MemoryStore, PushSender
 from a2a_core import AgentContext, working
+from a2a_core._server import MAX_HOLDS
 from a2a_core.store import Put, Reads, Snapshot, Write
 from examples import echo
 from tests.a2a_adapters.support import (
@@ -33,6 +34,7 @@ from tests.a2a_adapters.support import (
     send_task,
     state_of,
     status_text,
+    text_of,
     wait_for_state,
     wait_until,
 )
@@ -50,8 +52,8 @@ class FaultyStore(MemoryStore):
         super().__init__()
         #: Reads of these task ids raise.
         self.broken_ids: set[str] = set()
-        #: The next commit of agent output raises (then the store works again).
-        self.fail_next_output = False
+        #: How many of the next commits of agent output raise (then the store works again).
+        self.failing_outputs = 0
         #: The next expiry sweep raises.
         self.fail_next_sweep = False
 
@@ -64,10 +66,10 @@ class FaultyStore(MemoryStore):
         return await super().read(reads)
 
     async def commit(self, writes: Sequence[Write]) -> bool:
-        if self.fail_next_output and any(
+        if self.failing_outputs and any(
             isinstance(w, Put) and w.record.version > 1 for w in writes
         ):
-            self.fail_next_output = False
+            self.failing_outputs -= 1
             raise OSError("the commit failed half way")
         return await super().commit(writes)
 
@@ -89,24 +91,42 @@ def test_a_store_failure_in_a_request_is_a_protocol_error_and_is_logged(
     assert "the disk is on fire" in caplog.text
 
 
-def test_a_run_whose_commit_fails_is_contained_and_its_task_failed_with_a_record(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    store = FaultyStore()
-
+def _breaking_agent(store: FaultyStore, failures: int) -> Any:
     async def agent(ctx: AgentContext) -> AsyncIterator[Any]:
         if ctx.text == "break":
-            store.fail_next_output = True
+            store.failing_outputs = failures
         yield working("on it")
         # A pause, so that the progress goes alone (values yielded in a row would go with the
-        # run's end, whose failed commit is retried rather than failing the task).
+        # run's end).
         await anyio.lowlevel.checkpoint()
         yield f"done: {ctx.text}"
 
-    with running_server(agent, store=store) as url:
+    return agent
+
+
+def test_an_output_whose_commit_fails_once_is_tried_again_and_the_run_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = FaultyStore()
+    with running_server(_breaking_agent(store, 1), store=store) as url:
         task_id = rpc(url, "SendMessage", {"message": _message("break"), **_IMMEDIATE}).json()
         task_id = task_id["result"]["task"]["id"]
-        failed = wait_for_state(url, task_id, {FAILED})
+        done = wait_for_state(url, task_id, {COMPLETED}, timeout=10.0)
+    said = [text_of(m) for m in done["history"] if m["role"] == "ROLE_AGENT"]
+    assert said == ["on it", "done: break"]  # held, written once, in order
+    assert "the commit failed half way" in caplog.text
+    assert "it is held and tried again shortly" in caplog.text
+
+
+def test_an_output_the_store_keeps_failing_is_contained_and_its_task_failed_with_a_record(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = FaultyStore()
+    # The first try and every one after it fail; then the store works (and records the end).
+    with running_server(_breaking_agent(store, 1 + MAX_HOLDS), store=store) as url:
+        task_id = rpc(url, "SendMessage", {"message": _message("break"), **_IMMEDIATE}).json()
+        task_id = task_id["result"]["task"]["id"]
+        failed = wait_for_state(url, task_id, {FAILED}, timeout=10.0)
         after = send_task(url, "fine")
     assert "server failed while the agent ran" in status_text(failed)
     assert state_of(after) == COMPLETED

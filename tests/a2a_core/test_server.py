@@ -29,7 +29,7 @@ from a2a_core import (
     text_artifact,
     working,
 )
-from a2a_core._server import MAX_ATTEMPTS
+from a2a_core._server import MAX_ATTEMPTS, MAX_HOLDS
 from a2a_core.store import LoggedEvent, LogQuery, MemoryTasks, Reads
 from a2a_core.transport import (
     Action,
@@ -339,25 +339,162 @@ def test_a_synchronous_store_that_raises_fails_that_request_only() -> None:
     assert server.busy == 0
 
 
-def test_output_whose_commit_failed_fails_the_task_with_a_record() -> None:
+def _fail_pending(board: Board, *, unavailable: bool = True, apply: bool = False) -> None:
+    """Fail every store operation under way (``apply``: a commit is written first, as when
+    the connection breaks while the store answers)."""
+    for op, action in sorted(board.pending.items()):
+        if isinstance(action, Read):
+            board.server.read_failed(op, board.now, unavailable=unavailable)
+        else:
+            if apply:
+                assert board.tasks.commit(action.writes)
+            board.server.commit_failed(op, board.now, unavailable=unavailable)
+    board.pending.clear()
+    board.take()
+
+
+def _tick(board: Board) -> None:
+    due = board.server.next_deadline()
+    assert due is not None
+    board.now = max(board.now, due)
+    board.server.tick(board.now)
+    board.take()
+
+
+def _artifacts(board: Board, task_id: str) -> list[Any]:
+    record = board.tasks.read(Reads(task_id=task_id)).task
+    assert record is not None
+    return list(record.task.artifacts)
+
+
+def test_an_output_the_store_missed_is_held_until_it_is_back_then_the_run_goes_on() -> None:
+    board = Board()
+    number = send(board)
+    board.settle()
+    start = board.run_of()
+    board.server.agent_output(
+        start.task_id, start.run, text_artifact("x", artifact_id="a"), board.now
+    )
+    board.take()
+    _fail_pending(board)  # decided on the record it wrote: no read first; the commit fails
+    problems = [a for a in board.seen if isinstance(a, Problem)]
+    assert "held" in problems[-1].message
+    for _ in range(5):  # the store stays away a while: each try fails, and it is held again
+        _tick(board)
+        _fail_pending(board)
+    assert not [a for a in board.seen if isinstance(a, OutputTaken | StopRun)]
+    assert board.server.live_runs == 1
+    assert board.answers(number) == []  # its blocking send still waits
+    _tick(board)
+    out = board.settle()  # the store is back
+    assert OutputTaken(start.task_id, start.run, counts=True) in out
+    assert len(_artifacts(board, start.task_id)) == 1
+    board.server.agent_done(start.task_id, start.run, board.now, value="done")
+    board.settle()
+    task = board.answer(number)["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [a["artifactId"] for a in task["artifacts"]] == ["a"]
+    assert board.server.next_deadline() is None  # nothing left to try
+
+
+def test_an_output_whose_failed_commit_was_written_after_all_is_not_written_twice() -> None:
+    board = Board()
+    send(board, returnImmediately=True)
+    board.settle()
+    start = board.run_of()
+    chunk = ArtifactChunk(text_artifact("x", artifact_id="a"), append=True)
+    board.server.agent_output(
+        start.task_id, start.run, text_artifact("x", artifact_id="a"), board.now
+    )
+    board.settle()
+    board.server.agent_output(start.task_id, start.run, chunk, board.now)
+    board.take()
+    _fail_pending(board, apply=True)  # written, but the store could not say so
+    _tick(board)
+    out = board.settle()
+    assert OutputTaken(start.task_id, start.run, counts=True) in out
+    (artifact,) = _artifacts(board, start.task_id)
+    assert [part.text for part in artifact.parts] == ["x", "x"]  # appended once, not twice
+
+
+def test_a_held_run_is_not_idle_while_the_store_is_away() -> None:
+    board = Board(run_idle_time=timedelta(seconds=2))
+    send(board, returnImmediately=True)
+    board.settle()
+    start = board.run_of()
+    board.server.agent_output(start.task_id, start.run, working("on it"), board.now)
+    board.take()
+    _fail_pending(board)
+    for _ in range(6):  # six seconds away, three times the idle limit
+        _tick(board)
+        _fail_pending(board)
+    assert not [a for a in board.seen if isinstance(a, StopRun)]
+    _tick(board)
+    board.settle()
+    record = board.tasks.read(Reads(task_id=start.task_id)).task
+    assert record is not None
+    assert record.state is TaskState.WORKING
+    assert record.running
+
+
+def test_an_output_the_store_keeps_refusing_fails_the_task_with_a_record() -> None:
     board = Board()
     number = send(board)
     board.settle()
     start = board.run_of()
     board.server.agent_output(start.task_id, start.run, working("on it"), board.now)
     board.take()
-    # Decided on the record this server wrote when it started the run: no read first.
-    (op,) = board.pending
-    assert isinstance(board.pending[op], Commit)
-    board.pending.clear()
-    board.server.commit_failed(op, board.now)
-    out = board.settle()
+    # A fault of the store's own (not an outage) is tried a few times, then given up.
+    _fail_pending(board, unavailable=False)
+    for _ in range(MAX_HOLDS):
+        _tick(board)
+        _fail_pending(board, unavailable=False)
+    board.settle()
+    out = board.seen
     assert OutputTaken(start.task_id, start.run, counts=False) in out
     assert StopRun(start.task_id, start.run) in out
-    assert any(isinstance(a, Problem) for a in out)
+    assert any(isinstance(a, Problem) and "was lost" in a.message for a in out)
     task = board.answer(number)["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_FAILED"
     assert "server failed" in task["status"]["message"]["parts"][0]["text"]
+
+
+def test_a_held_output_of_a_task_canceled_meanwhile_is_dropped() -> None:
+    board = Board()
+    send(board, returnImmediately=True)
+    board.settle()
+    start = board.run_of()
+    board.server.agent_output(
+        start.task_id, start.run, text_artifact("late", artifact_id="a"), board.now
+    )
+    board.take()
+    _fail_pending(board)
+    cancel = board.receive(rpc("CancelTask", {"id": start.task_id}, rpc_id=2))
+    board.settle()
+    assert board.answer(cancel)["result"]["status"]["state"] == "TASK_STATE_CANCELED"
+    _tick(board)
+    out = board.settle()
+    assert OutputTaken(start.task_id, start.run, counts=False) in out
+    assert _artifacts(board, start.task_id) == []
+
+
+def test_the_end_of_a_run_written_after_all_reaches_its_stream_once() -> None:
+    board = Board()
+    stream = board.receive(rpc("SendStreamingMessage", {"message": message("hi", "m-1")}, rpc_id=3))
+    board.settle()
+    start = board.run_of()
+    board.server.agent_done(start.task_id, start.run, board.now, value="done")
+    board.take()
+    _fail_pending(board, apply=True)
+    _tick(board)
+    board.settle()
+    frames = b"".join(
+        b"".join(a.frames)
+        for a in board.seen
+        if isinstance(a, StreamOpened | Frames) and a.exchange == stream
+    )
+    assert frames.count(b"TASK_STATE_COMPLETED") == 1
+    assert board.server.open_streams == 0
 
 
 def test_a_resent_message_whose_task_settles_before_it_is_decided_is_still_answered() -> None:
@@ -637,6 +774,34 @@ def test_a_restart_delivers_what_the_outbox_still_owes_once_each() -> None:
     last.server.tick(last.now)
     last.settle()
     assert pushes(last) == []  # nothing more is owed
+
+
+def test_the_fate_of_a_notification_the_store_missed_is_recorded_once_it_is_back() -> None:
+    board = Board(push_notifications=True)
+    send(board, returnImmediately=True)
+    board.settle()
+    start = board.run_of()
+    hook = {"taskId": start.task_id, "url": "https://hooks.example.com/a2a"}
+    made = board.receive(rpc("CreateTaskPushNotificationConfig", hook))
+    board.settle()
+    config_id = board.answer(made)["result"]["id"]
+    board.server.agent_output(start.task_id, start.run, working("one"), board.now)
+    board.settle()
+    (notify,) = pushes(board)
+    board.server.notified(start.task_id, config_id, notify.seq, board.now)
+    board.take()
+    _fail_pending(board)  # delivered, but the store is away when that is recorded
+    assert "tried again" in [a for a in board.seen if isinstance(a, Problem)][-1].message
+    _tick(board)
+    _fail_pending(board)
+    _tick(board)
+    board.settle()
+    # Recorded: a restart owes nothing (without it, the webhook would hear it twice).
+    after = restarted(board)
+    after.server = Server(Core(CoreConfig(card=CARD, push_notifications=True, streaming=True)))
+    after.server.tick(after.now)
+    after.settle()
+    assert [n.seq for n in pushes(after)] == [notify.seq + 1]  # the run the restart ended
 
 
 def test_a_restart_delivers_what_the_outbox_owes_before_what_happens_after_it(

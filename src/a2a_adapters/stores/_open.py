@@ -18,8 +18,9 @@ __all__ = ["DEFAULT_STORE", "open_store"]
 DEFAULT_STORE = "sqlite:a2a-tasks.db"
 
 _FORMS = (
-    "memory, sqlite:PATH (optionally ?synchronous=normal), redis://[:PASSWORD@]HOST:PORT/DB, "
-    "rediss://[:PASSWORD@]HOST:PORT/DB (TLS) or unix:///PATH/TO/redis.sock?db=N "
+    "memory, sqlite:PATH (optionally ?synchronous=normal&busy_timeout=SECONDS), "
+    "redis://[:PASSWORD@]HOST:PORT/DB, rediss://[:PASSWORD@]HOST:PORT/DB (TLS) or "
+    "unix:///PATH/TO/redis.sock?db=N "
     "(the Redis forms optionally with ?prefix=NAME&lease=SECONDS)"
 )
 #: What a Redis URL may say beyond where the server is: the store's own settings, and the
@@ -39,7 +40,9 @@ def open_store(url: str) -> AsyncStore:
 
     - ``memory``: tasks in this process, gone when it stops;
     - ``sqlite:PATH``: a SQLite file, created if missing (``sqlite:///abs/path`` works too, and
-      ``?synchronous=normal`` trades the last commits before a power loss for speed);
+      ``?synchronous=normal`` trades the last commits before a power loss for speed;
+      ``?busy_timeout=SECONDS``, 5 unless given, is how long a commit waits for another
+      process holding the file's write lock before the store counts as unavailable);
     - ``redis://[:PASSWORD@]HOST:PORT/DB``, ``rediss://…`` (TLS; ``?ssl_ca_certs=FILE`` and
       coredis' other ``ssl_*`` options apply) or ``unix:///PATH/TO/redis.sock?db=N``: a Redis
       that several replicas share, optionally with ``?prefix=NAME`` (the start of every key,
@@ -61,13 +64,24 @@ def open_store(url: str) -> AsyncStore:
     if not where:
         raise ValueError(f"--store {url!r}: the SQLite file's path is missing")
     options = dict(parse_qsl(query, keep_blank_values=True))
-    unknown = sorted(set(options) - {"synchronous"})
+    unknown = sorted(set(options) - {"synchronous", "busy_timeout"})
     if unknown:
-        raise ValueError(f"--store {url!r}: unknown option {unknown[0]!r} (known: synchronous)")
+        raise ValueError(
+            f"--store {url!r}: unknown option {unknown[0]!r} (known: synchronous, busy_timeout)"
+        )
+    busy = options.get("busy_timeout", "5")
+    try:
+        busy_timeout = float(busy)
+    except ValueError:
+        raise ValueError(
+            f"--store {url!r}: busy_timeout={busy!r} is not a number of seconds"
+        ) from None
     path = Path(os.path.expanduser(where))
     if not path.parent.is_dir():
         raise StoreUnavailable(f"cannot open the task store {path}: no directory {path.parent}")
-    return SqliteStore(path, synchronous=options.get("synchronous", "FULL"))
+    return SqliteStore(
+        path, synchronous=options.get("synchronous", "FULL"), busy_timeout=busy_timeout
+    )
 
 
 def _open_redis(url: str) -> AsyncStore:

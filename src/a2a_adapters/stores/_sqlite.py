@@ -150,6 +150,29 @@ class StoreUnavailable(Exception):
     """The store cannot be opened or used as asked (the message says why, and where)."""
 
 
+#: SQLite's primary result codes for a file that cannot be used *now*: another writer holds it
+#: past the busy timeout, the disk is full, an I/O error, no memory. Those are the store being
+#: away, as a Redis that does not answer is: a later try may well succeed (the server holds an
+#: agent's output meanwhile). A constraint, a misuse or a corrupt file is a fault instead.
+_PASSING = frozenset(
+    {
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_NOMEM,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_PROTOCOL,
+    }
+)
+
+
+def _passing(error: BaseException) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    return isinstance(error, sqlite3.Error) and code is not None and code & 0xFF in _PASSING
+
+
 def _micros(value: datetime) -> int:
     return (value - _EPOCH) // _MICROSECOND
 
@@ -161,7 +184,13 @@ def _time(micros: int) -> datetime:
 class SqliteStore:
     """Tasks, their event logs, message ids and push configs in one SQLite file."""
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "FULL") -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: str = "FULL",
+        busy_timeout: float = 5.0,
+    ) -> None:
         self.path = Path(path)
         #: SQLite's ``synchronous`` setting the file is written with (FULL, NORMAL or EXTRA).
         self.durability = synchronous.upper()
@@ -169,6 +198,11 @@ class SqliteStore:
             raise StoreUnavailable(
                 f"synchronous={synchronous!r}: expected one of {', '.join(_SYNCHRONOUS)}"
             )
+        if not 0 <= busy_timeout <= 3600:
+            raise StoreUnavailable(f"busy_timeout={busy_timeout!r}: expected 0 to 3600 seconds")
+        #: Seconds a commit waits for another process that holds the file's write lock before
+        #: the store counts as unavailable (and the commit is tried again later).
+        self.busy_timeout = busy_timeout
         self._lock = threading.Lock()
         # One call at a time queues on the loop, not in a thread; a limiter belongs to one
         # event loop, and a store may outlive one (a test reads it after its server stopped).
@@ -212,7 +246,7 @@ class SqliteStore:
         except sqlite3.Error as error:
             raise StoreUnavailable(f"cannot open the task store {where}: {error}") from None
         try:
-            db.execute("PRAGMA busy_timeout = 5000")
+            db.execute(f"PRAGMA busy_timeout = {round(self.busy_timeout * 1000)}")
             # Whose file it is comes first: switching to WAL is written into the file, and a
             # file that is refused must be left as it was found.
             version = self._check_schema(db)
@@ -269,7 +303,11 @@ class SqliteStore:
     # --- the store contract -------------------------------------------------------------------
 
     async def read(self, reads: Reads) -> Snapshot:
-        return await self._in_thread(self._read, reads)
+        try:
+            return await self._in_thread(self._read, reads)
+        except sqlite3.Error as error:
+            self._away(error)
+            raise
 
     async def commit(self, writes: Sequence[Write]) -> bool:
         # Group commit: the commits that queued up while one was being written go to disk
@@ -305,8 +343,15 @@ class SqliteStore:
             raise
         result = waiting.outcome
         if isinstance(result, BaseException):
+            self._away(result)
             raise result
         return result is True
+
+    def _away(self, error: BaseException) -> None:
+        """Raise :class:`StoreUnavailable` for ``error`` when SQLite says the file cannot be
+        used for now (any other error is the caller's to raise)."""
+        if _passing(error):
+            raise StoreUnavailable(f"the task store {self.path} failed: {error}") from error
 
     async def ping(self) -> None:
         """Answer a readiness probe: the file is open and can be read (raises

@@ -140,6 +140,14 @@ def test_store_urls(tmp_path: Path) -> None:
         open_store(f"sqlite:{tmp_path}/c.db?mode=ro")
     with pytest.raises(StoreUnavailable, match="synchronous='sometimes'"):
         open_store(f"sqlite:{tmp_path}/d.db?synchronous=sometimes")
+    waiting = open_store(f"sqlite:{tmp_path}/f.db?busy_timeout=0.25")
+    assert isinstance(waiting, SqliteStore)
+    assert waiting.busy_timeout == 0.25
+    waiting.close()
+    with pytest.raises(ValueError, match="busy_timeout='soon' is not a number"):
+        open_store(f"sqlite:{tmp_path}/g.db?busy_timeout=soon")
+    with pytest.raises(StoreUnavailable, match=r"busy_timeout=-1\.0"):
+        open_store(f"sqlite:{tmp_path}/h.db?busy_timeout=-1")
     with pytest.raises(StoreUnavailable, match="no directory"):
         open_store(f"sqlite:{tmp_path}/missing/e.db")
     assert not (tmp_path / "missing").exists()
@@ -267,13 +275,37 @@ def test_a_full_disk_is_an_error_for_that_commit_and_tears_nothing(tmp_path: Pat
         pages = store._db.execute("PRAGMA page_count").fetchone()[0]
         store._db.execute(f"PRAGMA max_page_count = {pages}")  # the disk is now full
         big = attrs.evolve(bump(record("t1")), skill_id="x" * 200_000)
-        with pytest.raises(sqlite3.OperationalError, match="full"):
+        # Unavailable, as a Redis that does not answer is: the server tries it again later.
+        with pytest.raises(StoreUnavailable, match="full") as raised:
             run(store.commit([Put(big, 1), Sent("t1", "c", 1)]))
+        assert isinstance(raised.value.__cause__, sqlite3.OperationalError)
         found = run(store.read(Reads(task_id="t1"))).task
         assert found is not None
         assert found.version == 1  # the old version, whole
         store._db.execute("PRAGMA max_page_count = 1073741823")
         assert run(store.commit([Put(big, 1)]))
+    finally:
+        store.close()
+
+
+def test_a_file_another_process_keeps_locked_is_unavailable_for_commits(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    store = SqliteStore(path, busy_timeout=0.1)
+    try:
+        assert run(store.commit([Put(record("t1"), 0)]))
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another writer holds the file past the timeout
+        try:
+            with pytest.raises(StoreUnavailable, match="locked") as raised:
+                run(store.commit([Put(bump(record("t1")), 1)]))
+            assert raised.value.__cause__ is not None
+            found = run(store.read(Reads(task_id="t1"))).task  # reads go on (WAL)
+            assert found is not None
+            assert found.version == 1
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert run(store.commit([Put(bump(record("t1")), 1)]))
     finally:
         store.close()
 
