@@ -10,6 +10,8 @@ presented value shares with a real one.
 """
 
 import hashlib
+import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
@@ -26,7 +28,7 @@ __all__ = [
     "identify",
 ]
 
-#: The caller of a server that runs open: everyone shares its tasks.
+log = logging.getLogger("a2a_adapters")
 
 
 class Authenticator(Protocol):
@@ -107,10 +109,34 @@ def identify(authenticators: Sequence[Authenticator], request: HttpRequest) -> C
     if not authenticators:
         return ANONYMOUS
     for authenticator in authenticators:
-        principal = authenticator.principal(request.headers)
+        try:
+            principal = authenticator.principal(request.headers)
+        except Exception as error:
+            # An authenticator's own fault is a refusal, never a 500: the credentials it was
+            # shown are the caller's to choose. Logged once a minute, without a traceback, so
+            # that a caller cannot fill the log at the request rate.
+            _faulted(authenticator, error)
+            continue
         if principal is not None:
             return Caller(principal)
     return None
+
+
+#: When each authenticator (by its scheme's name) last had its fault logged.
+_FAULT_LOGGED: dict[str, float] = {}
+_FAULT_EVERY = 60.0
+
+
+def _faulted(authenticator: Authenticator, error: Exception) -> None:
+    name = getattr(authenticator, "name", type(authenticator).__name__)
+    now = time.monotonic()
+    if now - _FAULT_LOGGED.get(name, -_FAULT_EVERY) >= _FAULT_EVERY:
+        _FAULT_LOGGED[name] = now
+        log.warning(
+            "the %s authenticator raised %r; the request was refused (logged once a minute)",
+            name,
+            error,
+        )
 
 
 def authenticate(

@@ -3,9 +3,16 @@ keys.
 
 A token is accepted when its signature verifies with a key of the issuer's JWKS (chosen by the
 token's ``kid``), with an algorithm allowed here (never ``none``, never HMAC: the issuer's keys
-are public), and its claims hold: ``iss`` is the issuer, ``aud`` names the audience, ``exp`` is
-in the future and ``nbf``/``iat`` are not, each within ``leeway`` seconds of clock skew. The
-principal is one claim (``sub`` by default), so a task belongs to whoever the issuer says.
+are public) *and* fit for that key (its JWK's ``alg``, else the algorithms of its type and curve:
+a header that names an RSA algorithm for an EC key is refused before any verification is
+tried), and its claims hold: ``iss`` is the issuer, ``aud`` names the audience, ``exp`` is in
+the future and ``nbf``/``iat`` are not, each within ``leeway`` seconds of clock skew and each a
+JSON number (RFC 7519's NumericDate, not a string that looks like one). The principal is one
+claim (``sub`` by default), so a task belongs to whoever the issuer says.
+
+Whatever a token holds, the answer is the principal or a refusal (401 with a challenge): a
+token that makes the verifier raise anything at all is refused, and logged at debug level
+only, since anyone can send one at the request rate.
 
 Verification happens on every request and never waits: the keys are held in memory. They are
 fetched by :meth:`JwtBearer.run` in the engine's task group: once at start-up (the engine is
@@ -22,11 +29,13 @@ It needs the ``oidc`` extra (PyJWT with cryptography).
 """
 
 import logging
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
+import attrs
 import httpx
 from anyio.abc import TaskStatus
 
@@ -44,6 +53,24 @@ log = logging.getLogger("a2a_adapters")
 #: The algorithms an issuer's tokens may be signed with (asymmetric only).
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA")
 DISCOVERY = "/.well-known/openid-configuration"
+#: The algorithms a key of each JWK type (and curve) can verify, when its JWK names none.
+_FIT = {
+    "RSA": frozenset({"RS256", "RS384", "RS512", "PS256"}),
+    ("EC", "P-256"): frozenset({"ES256"}),
+    ("EC", "P-384"): frozenset({"ES384"}),
+    ("OKP", "Ed25519"): frozenset({"EdDSA"}),
+    ("OKP", "Ed448"): frozenset({"EdDSA"}),
+}
+#: The claims that are times (RFC 7519 NumericDate: a JSON number of seconds).
+_TIMES = ("exp", "nbf", "iat")
+
+
+@attrs.frozen
+class _Key:
+    """A verifying key of the issuer's, pinned to the algorithms it may be used with."""
+
+    key: Any
+    algorithms: frozenset[str]
 
 
 class JwtBearer:
@@ -89,7 +116,7 @@ class JwtBearer:
         self.refresh_seconds = refresh_seconds
         self.min_refresh_seconds = min_refresh_seconds
         self.fetch_timeout = fetch_timeout
-        self._keys: dict[str, Any] = {}
+        self._keys: dict[str, _Key] = {}
         self._static = jwks is not None
         if jwks is not None:
             self._keys = _keys_of(jwks)
@@ -106,24 +133,32 @@ class JwtBearer:
         if scheme.lower() != "bearer" or token.count(".") != 2:
             return None
         try:
-            kid = jwt.get_unverified_header(token).get("kid")
+            header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
+            return None
+        kid, algorithm = header.get("kid"), header.get("alg")
+        if kid is not None and not isinstance(kid, str):
             return None
         key = self._keys.get(kid) if kid else self._only_key()
         if key is None:
             self._want_keys()  # rotated, perhaps: look again (rate-limited)
             return None
+        if algorithm not in key.algorithms or algorithm not in self.algorithms:
+            return None  # "none", HMAC, or another family than the key's: never tried
         try:
             claims = jwt.decode(
                 token,
-                key,
-                algorithms=self.algorithms,
+                key.key,
+                algorithms=[algorithm],
                 audience=self.audience,
                 issuer=self.issuer,
                 leeway=self.leeway,
                 options={"require": ["exp", "iss", "aud"]},
             )
-        except jwt.PyJWTError:
+        except Exception as error:  # a hostile token is a refusal, whatever it made PyJWT do
+            log.debug("a JWT was refused: %r", error)
+            return None
+        if any(claim in claims and not _numeric_date(claims[claim]) for claim in _TIMES):
             return None
         principal = claims.get(self.claim)
         return principal if isinstance(principal, str) and principal else None
@@ -143,7 +178,7 @@ class JwtBearer:
 
     # --- the keys -----------------------------------------------------------------------------
 
-    def _only_key(self) -> Any:
+    def _only_key(self) -> _Key | None:
         # A token without kid is accepted only when the set leaves no doubt which key it means.
         return next(iter(self._keys.values())) if len(self._keys) == 1 else None
 
@@ -178,7 +213,7 @@ class JwtBearer:
             reply = await client.get(url)
             reply.raise_for_status()
             keys = _keys_of(reply.json())
-        except (httpx.HTTPError, ValueError, KeyError, TypeError, jwt.PyJWTError) as error:
+        except Exception as error:  # whatever the issuer answered: the keys held are kept
             log.warning("could not fetch the JWT keys of %s: %r", self.issuer, error)
             return
         self.fetches += 1
@@ -198,17 +233,31 @@ class JwtBearer:
         return uri
 
 
-def _keys_of(document: Mapping[str, Any]) -> dict[str, Any]:
-    """The signing keys of a JWKS document, by ``kid`` (keys for other uses, or that PyJWT
-    cannot read, are left out)."""
-    keys: dict[str, Any] = {}
+def _numeric_date(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _keys_of(document: Mapping[str, Any]) -> dict[str, _Key]:
+    """The signing keys of a JWKS document, by ``kid``, each pinned to its algorithms (keys for
+    other uses, of a kind no allowed algorithm fits, or that PyJWT cannot read, are left out)."""
+    keys: dict[str, _Key] = {}
     for n, entry in enumerate(document["keys"]):
         if entry.get("use", "sig") != "sig":
+            continue
+        named = entry.get("alg")
+        fit = _FIT.get(entry.get("kty")) or _FIT.get((entry.get("kty"), entry.get("crv")))
+        algorithms = frozenset({named}) & (fit or frozenset()) if named else fit
+        if not algorithms:
+            log.warning(
+                "a JWKS key was left out: no allowed algorithm fits a %s key%s",
+                entry.get("kty"),
+                f" with alg {named}" if named else "",
+            )
             continue
         try:
             key = jwt.PyJWK(entry)
         except jwt.PyJWTError as error:
             log.warning("a JWKS key was left out: %s", error)
             continue
-        keys[entry.get("kid") or f"#{n}"] = key.key
+        keys[entry.get("kid") or f"#{n}"] = _Key(key.key, algorithms)
     return keys

@@ -142,7 +142,7 @@ async def _serve_h2(
         from hypercorn.asyncio.run import worker_serve
         from hypercorn.config import Sockets
 
-        from a2a_adapters._hypercorn import hypercorn_config, without_lifespan
+        from a2a_adapters._hypercorn import HeadLimits, hypercorn_config, without_lifespan
 
     await until_ready(app)  # a call before the engine runs could not be answered
     config = hypercorn_config(limits, graceful_timeout, tls)
@@ -150,7 +150,8 @@ async def _serve_h2(
     served = [sock.dup()]
     secure, insecure = (served, []) if tls else ([], served)
     sockets = Sockets(secure_sockets=secure, insecure_sockets=insecure, quic_sockets=[])
-    asgi = ASGIWrapper(cast(Any, without_lifespan(cast(Any, asgi_entry(app)))))
+    limited = HeadLimits(without_lifespan(cast(Any, asgi_entry(app))), limits)
+    asgi = ASGIWrapper(cast(Any, limited))
     await worker_serve(asgi, config, sockets=sockets, shutdown_trigger=stopped)
 
 

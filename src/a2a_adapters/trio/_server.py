@@ -43,7 +43,7 @@ from hypercorn.typing import AppWrapper, ConnectionState
 from quart_trio import QuartTrio
 
 from a2a_adapters._asgi import asgi_entry
-from a2a_adapters._hypercorn import hypercorn_config
+from a2a_adapters._hypercorn import HeadLimits, hypercorn_config
 from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed
 from a2a_adapters._limits import (
     DEFAULT_LIMITS,
@@ -401,21 +401,23 @@ class _RequestLimits:
     """ASGI middleware for HTTP/2 (and the lifespan): the limits hypercorn does not keep on a
     request itself (HTTP/1.1 keeps them in :mod:`._http1`).
 
-    A complete head over the limits is answered 431 before the application sees it; a body not
-    whole within ``body_timeout`` of the head is answered 408 (if no answer has started), and
-    the application hears that the client left.
+    A complete head over the limits is refused before the application sees it
+    (:class:`~a2a_adapters._hypercorn.HeadLimits`); a body not whole within ``body_timeout``
+    of the head is answered 408 (if no answer has started), and the application hears that
+    the client left.
     """
 
     def __init__(self, app: ASGIApp, limits: ConnectionLimits) -> None:
         self._app = app
         self._limits = limits
+        self._heads = HeadLimits(self._timed, limits)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         if scope["type"] != "http":
-            return await self._app(scope, receive, send)
-        too_large = _head_refusal(scope, self._limits)
-        if too_large is not None:
-            return await _send_refusal(send, 431, too_large)
+            return self._app(scope, receive, send)
+        return self._heads(scope, receive, send)
+
+    async def _timed(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not _has_body(scope["headers"]):
             return await self._app(scope, receive, send)
         deadline = trio.current_time() + self._limits.body_timeout
@@ -432,20 +434,6 @@ def _has_body(headers: list[tuple[bytes, bytes]]) -> bool:
         if name == b"transfer-encoding":
             return True
     return False
-
-
-def _head_refusal(scope: Scope, limits: ConnectionLimits) -> str | None:
-    headers = scope["headers"]
-    if len(headers) > limits.max_header_count:
-        return (
-            f"the request has {len(headers)} header fields, over the limit of "
-            f"{limits.max_header_count}"
-        )
-    size = len(scope.get("raw_path") or b"") + len(scope.get("query_string", b""))
-    size += sum(len(name) + len(value) + 4 for name, value in headers)
-    if size > limits.max_header_bytes:
-        return f"the request head is {size} bytes, over the limit of {limits.max_header_bytes}"
-    return None
 
 
 class _TimedBody:
