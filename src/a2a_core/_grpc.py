@@ -36,6 +36,7 @@ from ._errors import (
     A2AError,
     CompressionNotSupportedError,
     ContentTypeNotSupportedError,
+    FieldViolation,
     InvalidParamsError,
     InvalidRequestError,
     MethodNotFoundError,
@@ -98,7 +99,14 @@ _TIMEOUT_UNITS = {"H": 3_600_000_000, "M": 60_000_000, "S": 1_000_000, "m": 1_00
 
 
 class PayloadError(ValueError):
-    """A message's bytes are not the message its method takes (raised by a codec)."""
+    """A message's bytes are not the message its method takes (raised by a codec); ``field``,
+    when the bytes parse but a value cannot stand (a NaN, a timestamp past year 9999), is its
+    ProtoJSON path, ``message.parts[0].data.x``."""
+
+    def __init__(self, problem: str, *, field: str = "") -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.field = field
 
 
 class PayloadCodec(Protocol):
@@ -110,7 +118,8 @@ class PayloadCodec(Protocol):
 
     def decode(self, method: str, payload: bytes) -> Any:
         """The request message of ``method`` as ProtoJSON (camelCase fields, enum names);
-        raises :class:`PayloadError` when the bytes are not one."""
+        raises :class:`PayloadError` when the bytes are not one, or hold a value ProtoJSON has
+        no form for (naming its ``field``: the call is refused INVALID_ARGUMENT, naming it)."""
         ...
 
     def encode(self, method: str, value: Any) -> bytes:
@@ -318,6 +327,11 @@ class GrpcFront:
         try:
             params = self._payloads.decode(method, payload)
         except PayloadError as error:
+            if error.field:
+                raise InvalidParamsError(
+                    f"Invalid parameters: {error.field}: {error.problem}",
+                    violations=(FieldViolation(error.field, error.problem),),
+                ) from None
             raise InvalidParamsError(
                 f"Invalid parameters: the message is not a {request_type.__name__}: {error}"
             ) from None

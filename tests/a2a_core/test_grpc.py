@@ -533,3 +533,25 @@ def test_a2a_extensions_metadata_is_the_same_service_parameter() -> None:
     # Declared, it passes (to the task's own answer), and the answer names it as active.
     assert trailers(answer.response)["grpc-status"] == str(codes("NOT_FOUND"))
     assert ("a2a-extensions", REQUIRED) in answer.response.headers
+
+
+class NoNaN(JsonPayloads):
+    """A codec that refuses a value it cannot write, naming where (as the protobuf one does
+    for a NaN, which protobuf's wire carries and ProtoJSON cannot)."""
+
+    def decode(self, method: str, payload: bytes) -> Any:
+        if b"NaN" in payload:
+            raise PayloadError("nan is not a number JSON can carry", field="metadata.k")
+        return super().decode(method, payload)
+
+
+def test_a_value_the_codec_cannot_carry_is_invalid_argument_naming_its_field() -> None:
+    front = Core(CoreConfig(card=CARD), grpc=NoNaN())
+    request = HttpRequest("POST", PATH + "SendMessage", GRPC, frame(b'{"metadata": {"k": NaN}}'))
+    code, info = refused(front, request)
+    assert code == 3  # INVALID_ARGUMENT
+    routed = front.handle_http(request, ANONYMOUS, "http://host")
+    assert isinstance(routed, HttpResponse)
+    found = status(trailers(routed))
+    assert found.message == "Invalid parameters: metadata.k: nan is not a number JSON can carry"
+    assert info.reason == "INVALID_PARAMS"

@@ -6,11 +6,15 @@ import hashlib
 import hmac
 import json
 import os
+import socket
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import grpc
+import h2.config
+import h2.connection
+import h2.events
 import httpx
 import pytest
 from jwt.algorithms import get_default_algorithms
@@ -81,6 +85,63 @@ def grpc_call(
         except grpc.RpcError as error:
             return error
         return answer
+
+
+def h2_call(
+    target: str, path: str, body: bytes, headers: Sequence[tuple[str, str]] = ()
+) -> tuple[dict[str, str], dict[str, str]]:
+    """One request over HTTP/2 (h2c, prior knowledge) with a body exactly as given (a gRPC
+    client only sends well-formed frames): the response's head and its trailers (both empty
+    when the server reset the stream). Bodies up to 64 KiB (one flow-control window)."""
+    host, port = target.rsplit(":", 1)
+    connection = h2.connection.H2Connection(
+        h2.config.H2Configuration(client_side=True, header_encoding="utf-8")
+    )
+    head: dict[str, str] = {}
+    trailers: dict[str, str] = {}
+    with socket.create_connection((host, int(port)), timeout=DEADLINE) as sock:
+        connection.initiate_connection()
+        stream = connection.get_next_available_stream_id()
+        request = [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":authority", target),
+            (":path", path),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+            *GRPC_V1,
+            *headers,
+        ]
+        connection.send_headers(stream, request)
+        size = connection.max_outbound_frame_size
+        for start in range(0, len(body), size):
+            connection.send_data(stream, body[start : start + size])
+        connection.end_stream(stream)
+        sock.sendall(connection.data_to_send())
+        ended = False
+        while not ended:
+            received = sock.recv(65536)
+            if not received:
+                break
+            for event in connection.receive_data(received):
+                if isinstance(event, h2.events.ResponseReceived):
+                    head = {str(k): str(v) for k, v in event.headers}
+                elif isinstance(event, h2.events.TrailersReceived):
+                    trailers = {str(k): str(v) for k, v in event.headers}
+                elif isinstance(event, h2.events.DataReceived):
+                    connection.acknowledge_received_data(event.flow_controlled_length, stream)
+                elif isinstance(
+                    event,
+                    h2.events.StreamEnded | h2.events.StreamReset | h2.events.ConnectionTerminated,
+                ):
+                    ended = True
+            sock.sendall(connection.data_to_send())
+    return head, trailers
+
+
+def grpc_status(head: Mapping[str, str], trailers: Mapping[str, str]) -> str:
+    """The ``grpc-status`` of a response (in its trailers, or its head when trailers-only)."""
+    return trailers.get("grpc-status", head.get("grpc-status", ""))
 
 
 def code_of(answer: grpc.RpcError | bytes) -> grpc.StatusCode:
