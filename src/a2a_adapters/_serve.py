@@ -134,6 +134,7 @@ def build_engine(
     max_json_depth: int = _CORE_DEFAULTS["max_json_depth"],
     max_json_items: int = _CORE_DEFAULTS["max_json_items"],
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
+    max_push_field_bytes: int = _CORE_DEFAULTS["max_push_field_bytes"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
     max_run_time: timedelta | float | None = None,
@@ -157,7 +158,8 @@ def build_engine(
     table ("1.0.1", current, or "1.0.0", which the v1.0 conformance kit asserts);
     ``shutdown_grace`` is how many seconds running agents (and queued push notifications) get
     to finish when the server stops. The request limits (``max_body_bytes``, ``max_json_depth``,
-    ``max_json_items``, ``max_message_parts``, ``max_task_messages``) and
+    ``max_json_items``, ``max_message_parts``, ``max_task_messages``,
+    ``max_push_field_bytes``) and
     ``direct_reply_window`` (seconds a streamed send holds its task for a direct reply) are the
     :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
     ``"rerun"``: what becomes of a task whose run a restart cut), and so are the run time limits
@@ -197,6 +199,7 @@ def build_engine(
         max_json_depth=max_json_depth,
         max_json_items=max_json_items,
         max_message_parts=max_message_parts,
+        max_push_field_bytes=max_push_field_bytes,
         max_task_messages=max_task_messages,
         direct_reply_window=direct_reply_window,
         max_run_time=max_run_time,
@@ -253,6 +256,7 @@ def serve(
     max_json_depth: int = _CORE_DEFAULTS["max_json_depth"],
     max_json_items: int = _CORE_DEFAULTS["max_json_items"],
     max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
+    max_push_field_bytes: int = _CORE_DEFAULTS["max_push_field_bytes"],
     max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
     direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
     card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
@@ -354,6 +358,7 @@ def serve(
             max_json_depth=max_json_depth,
             max_json_items=max_json_items,
             max_message_parts=max_message_parts,
+            max_push_field_bytes=max_push_field_bytes,
             max_task_messages=max_task_messages,
             direct_reply_window=direct_reply_window,
             max_run_time=max_run_time,

@@ -343,6 +343,14 @@ def _parser() -> argparse.ArgumentParser:
         help="refuse messages of more than N parts (-32602; default: 1,000)",
     )
     run.add_argument(
+        "--max-push-field-bytes",
+        type=_count,
+        default=_CORE_DEFAULTS["max_push_field_bytes"],
+        metavar="N",
+        help="refuse push configs with an id, URL, token or credentials of more than N bytes "
+        "(-32602; default: 4,096)",
+    )
+    run.add_argument(
         "--max-task-messages",
         type=_count,
         default=_CORE_DEFAULTS["max_task_messages"],
@@ -735,6 +743,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             max_json_items=args.max_json_items,
             max_json_depth=args.max_json_depth,
             max_message_parts=args.max_message_parts,
+            max_push_field_bytes=args.max_push_field_bytes,
             max_task_messages=args.max_task_messages,
             card_signer=signer,
             sock=sock,

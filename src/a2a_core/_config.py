@@ -238,6 +238,10 @@ class CoreConfig:
     cors_origins: frozenset[str] = attrs.field(default=frozenset(), converter=_origins)
     #: How many push configs one task may hold.
     max_push_configs: int = attrs.field(default=16, validator=_positive)
+    #: How many bytes (UTF-8) each field of a push config may hold: its id, URL, token and
+    #: authentication. They are stored with the task and sent as request headers with every
+    #: notification, so one client's megabyte would be paid for at every event.
+    max_push_field_bytes: int = attrs.field(default=4096, validator=_positive)
     #: How many messages a task's history may hold before a follow-up is refused (-32602, the
     #: conversation goes on in a new task of the same context); ``None``: no bound. A task is
     #: an immutable value, so each turn copies its history: the bound keeps a turn's cost (and a

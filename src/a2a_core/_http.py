@@ -29,7 +29,7 @@ from ._inputs import Call, Caller, Dialect, Operation
 from ._json import dumps
 from ._jsonrpc import RpcFailure, RpcId
 from ._model import Message, Task, TaskPushNotificationConfig
-from ._push_policy import host_allowed, host_of
+from ._push_policy import header_id, host_allowed, host_of
 from ._requests import (
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
@@ -300,7 +300,8 @@ class HttpFront:
             ("content-type", "application/a2a+json"),
             (
                 "x-a2a-notification-id",
-                f"{config.task_id or push.task_id}/{config.id}/{push.event.seq}",
+                f"{header_id(config.task_id or push.task_id)}/{header_id(config.id)}/"
+                f"{push.event.seq}",
             ),
         ]
         if config.authentication is not None:

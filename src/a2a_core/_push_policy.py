@@ -207,3 +207,27 @@ def url_text_problem(url: str) -> str | None:
                 f"character {index} is U+{ord(char):04X}"
             )
     return None
+
+
+#: What an id keeps as it is in a header value: visible ASCII, less ``%`` (the escape) and ``/``
+#: (which separates the parts of ``X-A2A-Notification-Id``).
+_ID_KEPT = frozenset(chr(n) for n in range(0x21, 0x7F)) - {"%", "/"}
+
+
+def header_id(value: str) -> str:
+    """``value`` (a task or push config id, which a client may choose) as it can travel in a
+    header: every other character percent-encoded as its UTF-8 bytes (``é`` is ``%C3%A9``).
+    Ids are accepted as the protocol allows, any string; what HTTP cannot carry is encoded
+    rather than refused, so that every notification of an accepted config can be sent. Ids of
+    visible ASCII alone, such as the server's UUIDs, are unchanged."""
+    if all(char in _ID_KEPT for char in value):
+        return value
+    return "".join(
+        char if char in _ID_KEPT else "".join(f"%{byte:02X}" for byte in _utf8(char))
+        for char in value
+    )
+
+
+def _utf8(char: str) -> bytes:
+    # A lone surrogate never gets this far (decoding refuses it), but an encoder must not raise.
+    return char.encode("utf-8", "surrogatepass")

@@ -145,9 +145,22 @@ def list_query(config: CoreConfig, principal: str, request: ListTasksRequest) ->
 
 def check_push_config(config: CoreConfig, push: TaskPushNotificationConfig, field: str) -> None:
     """A webhook the sender can reach (the SSRF guard's first half) and whose credentials HTTP
-    can carry, refused now rather than when a notification is sent."""
+    can carry, each field within ``max_push_field_bytes``: refused now rather than when a
+    notification is sent (or paid for, in every notification's headers)."""
     if not config.push_notifications:
         raise push_not_supported()
+    sized = [("id", push.id), ("url", push.url), ("token", push.token)]
+    if push.authentication is not None:
+        sized.append(("authentication.scheme", push.authentication.scheme))
+        sized.append(("authentication.credentials", push.authentication.credentials))
+    for name, value in sized:
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if size > config.max_push_field_bytes:
+            raise bad_param(
+                f"{field}.{name}",
+                f"holds {size} bytes; a push config's fields may hold at most "
+                f"{config.max_push_field_bytes}",
+            )
     problem = url_text_problem(push.url) or url_problem(push.url, config.push_allow_hosts)
     if problem is not None:
         raise bad_param(f"{field}.url", problem)

@@ -271,3 +271,36 @@ def test_push_config_values_http_cannot_carry_are_refused_naming_the_field(
     assert error["code"] == -32602
     assert "params.configuration.taskPushNotificationConfig." in error["message"]
     assert len(server.tasks) == 1
+
+
+@pytest.mark.parametrize(
+    ("field", "config"),
+    [
+        ("params.id", {"id": "i" * 65}),
+        ("params.url", {"url": "https://example.com/" + "p" * 45}),
+        ("params.token", {"token": "t" * 65}),
+        ("params.authentication.scheme", {"authentication": {"scheme": "B" * 65}}),
+        (
+            "params.authentication.credentials",
+            {"authentication": {"scheme": "Bearer", "credentials": "\u00e9" * 33}},
+        ),
+    ],
+)
+def test_each_push_config_field_is_bounded_in_bytes(field: str, config: dict[str, Any]) -> None:
+    server = make_server(push_notifications=True, max_push_field_bytes=64)
+    params = {"message": message(), "configuration": {"returnImmediately": True}}
+    task_id = answer(post(server, rpc_body("SendMessage", params)))["result"]["task"]["id"]
+    created = {"taskId": task_id, "url": "https://example.com/hook", **config}
+    error = error_of(post(server, rpc_body("CreateTaskPushNotificationConfig", created)))
+    assert error["code"] == -32602
+    assert error["message"].startswith(f"Invalid parameters: {field}: holds")
+    assert "at most 64" in error["message"]
+
+
+def test_a_push_config_field_at_the_byte_limit_is_taken() -> None:
+    server = make_server(push_notifications=True, max_push_field_bytes=64)
+    params = {"message": message(), "configuration": {"returnImmediately": True}}
+    task_id = answer(post(server, rpc_body("SendMessage", params)))["result"]["task"]["id"]
+    created = {"taskId": task_id, "url": "https://example.com/h", "id": "\u00e9" * 32}
+    made = answer(post(server, rpc_body("CreateTaskPushNotificationConfig", created)))
+    assert made["result"]["id"] == "\u00e9" * 32

@@ -1,11 +1,13 @@
 """The SSRF guard's rules: which webhook URLs and addresses push notifications may reach."""
 
 import ipaddress
+from urllib.parse import unquote
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from a2a_core._push_policy import header_id
 from a2a_core.transport import address_allowed, url_problem
 
 REFUSED_ADDRESSES = [
@@ -233,3 +235,30 @@ def test_the_allow_list_is_the_way_around_the_guard() -> None:
     assert url_problem("http://127.0.0.1:8080/hook", ["127.0.0.1"]) is None
     assert url_problem("http://LOCALHOST/hook", ["localhost"]) is None
     assert url_problem("http://127.0.0.2/hook", ["127.0.0.1"]) is not None
+
+
+@pytest.mark.parametrize(
+    ("value", "sent"),
+    [
+        ("3f2b-9a1c", "3f2b-9a1c"),  # what the server makes, and most clients: unchanged
+        ("é", "%C3%A9"),
+        ("\ufeff", "%EF%BB%BF"),  # a byte-order mark
+        ("\u202e", "%E2%80%AE"),  # right-to-left override
+        ("\uffff", "%EF%BF%BF"),
+        ("a b", "a%20b"),
+        ("a/b", "a%2Fb"),  # the separator of the header's parts
+        ("100%", "100%25"),  # the escape itself
+        ("\r\n", "%0D%0A"),
+        ("😀", "%F0%9F%98%80"),
+    ],
+)
+def test_an_id_travels_in_a_header_percent_encoded(value: str, sent: str) -> None:
+    assert header_id(value) == sent
+
+
+@given(st.text())
+def test_any_id_becomes_a_header_value_that_decodes_back(value: str) -> None:
+    encoded = header_id(value)
+    assert all("!" <= char <= "~" for char in encoded)  # visible ASCII: any client sends it
+    assert "/" not in encoded
+    assert unquote(encoded, errors="surrogatepass") == value
