@@ -105,6 +105,7 @@ def _message(value: Any) -> Message:
         or type(parts) is not list
         or type(context_id) is not str
         or type(task_id) is not str
+        or (not task_id and "taskId" in value)  # an empty id is refused the strict way
         or (metadata is not None and type(metadata) is not dict)
     ):
         raise _Unusual

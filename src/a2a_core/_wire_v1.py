@@ -25,7 +25,7 @@ from ._card_model import (
     SecurityRequirement,
     SecurityScheme,
 )
-from ._errors import ERROR_DOMAIN, A2AError, InvalidParamsError
+from ._errors import ERROR_DOMAIN, A2AError, FieldViolation, InvalidParamsError
 from ._model import (
     Message,
     Role,
@@ -164,6 +164,7 @@ class V1Codec:
             quick: T | None = send_request(value)  # type: ignore[assignment]
             if quick is not None:
                 return quick
+            _no_empty_task_id(value, path)
         try:
             return self.converter.structure(value, cls)
         except Exception as exc:
@@ -210,3 +211,17 @@ class V1Codec:
                 }
             )
         return details
+
+
+def _no_empty_task_id(value: Any, path: str) -> None:
+    """A send's ``message.taskId`` given as ``""``: the model reads no id as a new task, so an
+    empty one is refused here, where it can still be told from a missing one (a client that
+    meant a follow-up, with its id lost on the way, would otherwise start a task it did not
+    mean to)."""
+    message = value.get("message") if isinstance(value, dict) else None
+    if isinstance(message, dict) and message.get("taskId") == "":
+        field = f"{path}.message.taskId" if path else "message.taskId"
+        problem = "must not be empty (leave it out to start a new task)"
+        raise InvalidParamsError(
+            f"Invalid parameters: {field}: {problem}", violations=(FieldViolation(field, problem),)
+        )

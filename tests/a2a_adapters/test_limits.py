@@ -181,6 +181,20 @@ def test_a_connection_that_never_sends_is_closed(impatient: str) -> None:
         assert time.monotonic() - start >= 0.4
 
 
+#: A keep-alive timeout long enough that closing at it and closing at twice it are told apart
+#: whatever the machine's load (trio closed a silent new connection at twice the timeout).
+SILENT = ConnectionLimits(keep_alive_timeout=1.5, header_timeout=10.0)
+
+
+def test_a_silent_new_connection_is_closed_at_the_keep_alive_timeout_not_after() -> None:
+    for url in _serve(SILENT):
+        with rawhttp.connect(url) as sock:
+            start = time.monotonic()
+            assert rawhttp.closed(sock, timeout=ACTS_WITHIN)
+            took = time.monotonic() - start
+        assert 1.4 <= took < 2.5, took
+
+
 def test_an_idle_keep_alive_connection_is_closed(impatient: str) -> None:
     with rawhttp.connect(impatient) as sock:
         sock.sendall(rawhttp.head("GET", CARD_PATH))

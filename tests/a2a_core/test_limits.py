@@ -304,3 +304,47 @@ def test_a_push_config_field_at_the_byte_limit_is_taken() -> None:
     created = {"taskId": task_id, "url": "https://example.com/h", "id": "\u00e9" * 32}
     made = answer(post(server, rpc_body("CreateTaskPushNotificationConfig", created)))
     assert made["result"]["id"] == "\u00e9" * 32
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "headers"),
+    [
+        ("SendMessage", {"message": message(taskId="")}, V1),
+        ("SendStreamingMessage", {"message": message(taskId="")}, V1),
+        (
+            "message/send",
+            {
+                "message": {
+                    "kind": "message",
+                    "messageId": "m-1",
+                    "role": "user",
+                    "parts": [{"kind": "text", "text": "hi"}],
+                    "taskId": "",
+                }
+            },
+            V03,
+        ),
+        (
+            "tasks/send",
+            {"id": "", "message": {"role": "user", "parts": [{"type": "text", "text": "hi"}]}},
+            V03,
+        ),
+    ],
+)
+def test_an_empty_task_id_is_refused_not_taken_for_a_new_task(
+    method: str, params: Any, headers: Mapping[str, str]
+) -> None:
+    server = make_server(streaming=True)
+    error = error_of(post(server, rpc_body(method, params), headers))
+    assert error["code"] == -32602
+    assert error["message"].startswith("Invalid parameters: params.message.taskId: must not be")
+    assert len(server.tasks) == 0
+
+
+def test_an_empty_task_id_over_rest_names_the_body_field() -> None:
+    server = make_server()
+    body = json.dumps({"message": message(taskId="")}).encode()
+    exchange = post(server, body, path="/message:send")
+    assert exchange.response is not None
+    assert exchange.response.status == 400
+    assert "message.taskId: must not be empty" in exchange.json()["error"]["message"]

@@ -386,6 +386,10 @@ class _Connection:
                 return None
             data = bytes(await self.read())
         self._idle = None
+        if scope.cancelled_caught:
+            # Silent for the keep-alive timeout: closed now, as asyncio's server closes it
+            # (not given a second timeout by the wait for its first request).
+            self.eof = True
         if not data:
             return None
         if PREFACE.startswith(data[: len(PREFACE)]):  # the preface, or the start of it
