@@ -8,7 +8,8 @@
 #                test suite, failing under the branch coverage of a2a_core that pyproject.toml sets,
 #                then the black-box suites again on the SQLite store
 # and, when wanted, make bench: ours against the official a2a-sdk (about twelve minutes),
-# make fuzz: the hostile fuzz tests at volume (FUZZ=N requests per dialect; about ten minutes),
+# make fuzz: the hostile fuzz tests and the hostile-input suite at volume (FUZZ=N requests per
+# dialect, OUTAGES=N rounds of each store outage; about fifteen minutes),
 # make crash: a server on a SQLite file killed with SIGKILL under load and checked after
 # each restart, push notifications included (ROUNDS=N kills, default 12; about a minute;
 # STORE=redis: replicas on a Redis it starts, each restart a new replica taking over),
@@ -42,6 +43,7 @@ $(DEV_STAMP): pyproject.toml
 	touch $@ $(SERVE_STAMP)
 
 FUZZ ?= 3000
+OUTAGES ?= 5
 ROUNDS ?= 12
 
 .PHONY: install serve test test-sqlite test-redis lint docs bench fuzz crash proto
@@ -76,9 +78,11 @@ bench: $(DEV_STAMP)
 # them: they ran once already. The trio adapter's half is left out to keep make test within its
 # time: the store is the same code on both loops, and its conformance suite, durability and
 # crash tests run on both; A2A_TEST_STORE=sqlite pytest tests/a2a_adapters runs it whole.)
+# (The hostile tokens and gRPC frames are refused before any store is read: their tables run once.)
 OWN_STORES := --ignore=tests/a2a_adapters/stores --ignore=tests/a2a_adapters/test_crash.py \
 	--ignore=tests/a2a_adapters/test_durability.py --ignore=tests/a2a_adapters/test_replicas.py \
-	--ignore=tests/a2a_adapters/test_cli.py
+	--ignore=tests/a2a_adapters/test_cli.py --ignore=tests/a2a_adapters/hostile/test_outages.py \
+	--ignore=tests/a2a_adapters/hostile/test_jwt.py --ignore=tests/a2a_adapters/hostile/test_grpc.py
 test-sqlite: $(DEV_STAMP)
 	A2A_TEST_STORE=sqlite $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile \
 		-p no:cacheprovider --no-cov $(OWN_STORES) -k "not trio" tests/a2a_adapters tests/examples
@@ -98,7 +102,8 @@ proto: $(DEV_STAMP)
 	$(BIN)/python -m a2a_adapters.grpc._proto._generate $(A2A_PROTO)
 
 fuzz: $(DEV_STAMP)
-	A2A_FUZZ_EXAMPLES=$(FUZZ) $(BIN)/python -m pytest tests/a2a_core/test_hostile.py tests/a2a_adapters/test_fuzz.py
+	A2A_FUZZ_EXAMPLES=$(FUZZ) A2A_OUTAGE_ROUNDS=$(OUTAGES) $(BIN)/python -m pytest \
+		tests/a2a_core/test_hostile.py tests/a2a_adapters/test_fuzz.py tests/a2a_adapters/hostile
 
 crash: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks.crash --rounds $(ROUNDS) $(if $(filter redis,$(STORE)),--redis)

@@ -10,7 +10,8 @@ The outages are real: a ``redis-server`` of the test's own killed with SIGKILL a
 on its append-only file, and a SQLite file whose write lock another connection holds past the
 store's busy timeout (SQLite's own "database is locked"; a full disk takes the same path, see
 ``stores/test_sqlite.py``). The agent is held at gates the test opens, so that each outage
-falls in the phase it is named after. ``A2A_OUTAGE_ROUNDS`` repeats each case (1 in ``make test``).
+falls in the phase it is named after. ``A2A_OUTAGE_ROUNDS`` repeats each case (1 in ``make test``)
+and ``A2A_OUTAGE_SECONDS`` sets how long the store is away (1.2 s).
 """
 
 import os
@@ -46,8 +47,9 @@ from tests.a2a_adapters.webhooks import Answer, Receiver, receiving
 
 pytestmark = pytest.mark.usefixtures("adapter")
 
-#: How long each outage lasts: the one the store-blip report measured, under a lease (5 s).
-OUTAGE = 1.2
+#: How long each outage lasts (``A2A_OUTAGE_SECONDS``): by default one shorter than a lease
+#: (5 s), which must change no task's outcome; a longer one must not either, with one replica.
+OUTAGE = float(os.environ.get("A2A_OUTAGE_SECONDS", "1.2"))
 #: The longest a test waits for a task to settle once its store is back.
 SETTLE_TIMEOUT = 10.0
 ROUNDS = int(os.environ.get("A2A_OUTAGE_ROUNDS", "1"))
