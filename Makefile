@@ -4,8 +4,9 @@
 #                CARD=module:object or CARD=card.json gives its card, else the server describes
 #                the agent itself), keeping its tasks in the SQLite file a2a-tasks.db (STORE=URL
 #                keeps them elsewhere: STORE=memory, STORE=sqlite:/path/to/file.db)
-#   make test    install with the dev tools into .venv, then run lint, type checks and the whole
-#                test suite, failing under the branch coverage of a2a_core that pyproject.toml sets,
+#   make test    install with the dev tools into .venv, then run lint, type checks, the docs build
+#                (strict) and the whole test suite with every code block of the README and the
+#                manual, failing under the branch coverage of a2a_core that pyproject.toml sets,
 #                then the black-box suites again on the SQLite store
 # and, when wanted, make bench: ours against the official a2a-sdk (about twelve minutes),
 # make fuzz: the hostile fuzz tests and the hostile-input suite at volume (FUZZ=N requests per
@@ -15,6 +16,9 @@
 # STORE=redis: replicas on a Redis it starts, each restart a new replica taking over),
 # and make test-redis: the black-box suites with every engine a replica on Redis.
 PYTHON ?= python3
+# Material for MkDocs prints a notice about its successor at every build: the build's own
+# warnings are what a reader of make's output needs.
+export NO_MKDOCS_2_WARNING := 1
 VENV := .venv
 BIN := $(VENV)/bin
 # What is installed: the package with its asyncio extra (enough to serve), or with every extra
@@ -64,11 +68,15 @@ lint: $(DEV_STAMP)
 # shared servers and fixtures are made once: about 40% off the suite's time, measured.
 TEST_WORKERS ?= 2
 test: lint
+	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --cov
 	$(MAKE) --no-print-directory test-sqlite
 
+# The generated parts of the docs (the settings reference, the benchmark tables, the core's
+# diagram), then the site, strict: a broken link or reference fails the build.
 docs: $(DEV_STAMP)
-	$(BIN)/python docs/generate.py
+	$(BIN)/python -m docs.generate
+	$(BIN)/mkdocs build --strict --quiet
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks.run

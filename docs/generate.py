@@ -1,18 +1,34 @@
-"""Regenerate the parts of the docs that are derived from code (``make docs``).
+"""Regenerate the parts of the docs that are derived from code or from measurements
+(``make docs``), so that no figure, setting or picture is typed twice:
 
-Two parts of ``docs/core.md``: the task state diagram, drawn from the transition table, and the
-whole transport of ``examples/async_store.py``, which its tests run, so that neither the picture
-nor the listing can disagree with the code; ``tests/test_docs.py`` fails when one is stale.
+- ``docs/core.md``: the task state diagram, drawn from the transition table, and the whole
+  transport of ``examples/async_store.py``, which its tests run;
+- ``docs/benchmarks.md`` and the README's speed table: the tables of the latest benchmark run,
+  ``benchmarks/results/latest.json``;
+- ``docs/settings.md``: every setting of the command line, with its environment variable, its
+  ``serve()`` argument and its default, read from the parser itself.
+
+Each part sits between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``; ``tests/test_docs.py``
+fails when one is stale.
 """
 
+import json
 import re
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from a2a_core.decisions import state_diagram
 
-DOC = Path(__file__).with_name("core.md")
-EXAMPLE = Path(__file__).parent.parent / "examples" / "async_store.py"
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "core.md"
+EXAMPLE = ROOT / "examples" / "async_store.py"
+BENCHMARKS = ROOT / "docs" / "benchmarks.md"
+README = ROOT / "README.md"
+SETTINGS = ROOT / "docs" / "settings.md"
+RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
+GRPC_RESULTS = ROOT / "benchmarks" / "results" / "grpc.json"
 BLOCK = re.compile(
     r"(<!-- state-diagram:begin -->\n```mermaid\n).*?(```\n<!-- state-diagram:end -->)", re.S
 )
@@ -34,9 +50,282 @@ def render(text: str, example: str | None = None) -> str:
     return rendered
 
 
+def replace_part(text: str, name: str, content: str) -> str:
+    """``text`` with what stands between the markers of part ``name`` replaced by ``content``
+    (a ``ValueError`` if the text has not exactly one such part)."""
+    begin, end = re.escape(f"<!-- {name}:begin -->"), re.escape(f"<!-- {name}:end -->")
+    pattern = re.compile(rf"({begin}\n).*?({end})", re.S)
+    rendered, count = pattern.subn(lambda m: m.group(1) + content + m.group(2), text)
+    if count != 1:
+        raise ValueError(f"expected exactly one {name} part")
+    return rendered
+
+
+# --- the benchmark tables -------------------------------------------------------------------------
+
+
+#: How many times one figure is another's.
+TIMES = "\N{MULTIPLICATION SIGN}"
+
+
+def figure(value: float | None, unit: str) -> str:
+    """A measured value as the tables write it: whole numbers from 100 up, three significant
+    digits below."""
+    if value is None:
+        return ""
+    if unit == "x":
+        return f"{value:.2f}{TIMES}"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def ratio(mine: float | None, theirs: float | None) -> str:
+    if not mine or not theirs:
+        return ""
+    found = mine / theirs
+    return f"{found:.2f}{TIMES}" if found < 10 else f"{found:.1f}{TIMES}"
+
+
+def table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[tuple[str, str]],
+    compare: tuple[str, str] | None = None,
+    *,
+    only: Callable[[Mapping[str, Any]], bool] = lambda row: True,
+) -> str:
+    """A Markdown table of ``rows``: the benchmark, its unit, each of ``columns`` (key, heading)
+    and, with ``compare``, the ratio of its two keys."""
+    heads = ["benchmark", "unit", *(heading for _, heading in columns)]
+    if compare is not None:
+        heads.append(f"{compare[0]} / {compare[1]}")
+    lines = ["| " + " | ".join(heads) + " |", "|---|---|" + "---:|" * (len(heads) - 2)]
+    for row in rows:
+        if not only(row):
+            continue
+        cells = [row["benchmark"], row["unit"]]
+        cells += [figure(row.get(key), row["unit"]) for key, _ in columns]
+        if compare is not None:
+            mine, theirs = row.get(compare[0]), row.get(compare[1])
+            cells.append("" if row["unit"] == "x" else ratio(mine, theirs))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+#: The README's speed table: a few rows of the main one.
+README_ROWS = (
+    "blocking send c=16",
+    "blocking send c=16 p99",
+    "blocking send c=64",
+    "GetTask c=16, 10,000 stored",
+    "SSE fan-out to 10",
+    "memory per stored task (100,000)",
+)
+
+
+def _ran(results: Mapping[str, Any]) -> str:
+    machine = results["machine"]
+    return (
+        f"{str(machine['when'])[:10]}, Python {machine['python']}, {machine['cpus']} cores "
+        f"(`{machine['platform']}`)"
+    )
+
+
+def benchmark_parts(
+    results: Mapping[str, Any], grpc: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """Each generated part of the benchmark pages, by name, from a run's results (and the gRPC
+    run's, which is a run of its own)."""
+    rows = results["rows"]
+    main = [r for r in rows if "table" not in r]
+    machine = results["machine"]
+    when = str(machine["when"])[:10]
+    parts = {
+        "bench:run": f"The latest run: {_ran(results)}.\n",
+        "bench:main": table(
+            main,
+            [("ours", "ours, asyncio"), ("ours-trio", "ours, trio"), ("a2a-sdk", "a2a-sdk")],
+            ("ours", "a2a-sdk"),
+        ),
+        "bench:sqlite": table(
+            [r for r in rows if r.get("table") == "sqlite"],
+            [
+                ("ours memory", "ours, memory"),
+                ("ours sqlite FULL", "ours, SQLite FULL"),
+                ("ours sqlite NORMAL", "ours, SQLite NORMAL"),
+                ("sdk sqlite FULL", "a2a-sdk, SQLite"),
+            ],
+            ("ours sqlite FULL", "sdk sqlite FULL"),
+        ),
+        "bench:replicas": table(
+            [r for r in rows if r.get("table") == "replicas"],
+            [("ours", "ours"), ("a2a-sdk", "a2a-sdk")],
+            ("ours", "a2a-sdk"),
+        ),
+        "bench:readme": (
+            f"Measured with `make bench` on {when} (2 cores, Python {machine['python']}):\n\n"
+            + table(
+                main,
+                [("ours", "ours, asyncio"), ("a2a-sdk", "a2a-sdk 1.3")],
+                ("ours", "a2a-sdk"),
+                only=lambda row: row["benchmark"] in README_ROWS,
+            )
+        ),
+    }
+    if grpc is not None:
+        parts["bench:grpc"] = f"The latest run: {_ran(grpc)}.\n\n" + table(
+            grpc["rows"],
+            [("ours", "ours, asyncio"), ("ours-trio", "ours, trio"), ("a2a-sdk", "a2a-sdk")],
+            ("ours", "a2a-sdk"),
+        )
+    return parts
+
+
+def render_benchmarks(text: str, parts: Mapping[str, str]) -> str:
+    for name, content in parts.items():
+        if f"<!-- {name}:begin -->" in text:
+            text = replace_part(text, name, content)
+    return text
+
+
+# --- the settings reference ----------------------------------------------------------------------
+
+#: How ``serve()`` spells the options whose argument is not the option's own name (the rest are
+#: ``serve(name=…)`` with the option's name in snake case). A test checks that this covers every
+#: option, and that every argument of ``serve()`` is in the reference.
+SERVE_SPELLING = {
+    "workers": "(one process per `serve()`)",
+    "no_idempotency": "`idempotent_sends=False`",
+    "auth_token": "`auth=[BearerTokens({TOKEN: NAME})]`",
+    "api_key": '`auth=[ApiKeys({KEY: NAME}, header="X-API-Key")]`',
+    "jwt_issuer": "`auth=[JwtBearer(issuer, …)]`",
+    "jwt_audience": "`JwtBearer(…, audience)`",
+    "jwt_jwks_url": "`JwtBearer(…, jwks_url=…)`",
+    "jwt_claim": "`JwtBearer(…, claim=…)`",
+    "jwt_leeway": "`JwtBearer(…, leeway=…)`",
+    "no_push": "`push=False`",
+    "push_allow_host": "`push_allow_hosts=[…]`",
+    "no_streaming": "`streaming=False`",
+    "strict_v1_card": "`card_v03_fields=False`",
+    "cors_origin": "`cors_origins=[…]`",
+    "max_connections": "`limits=ConnectionLimits(max_connections=…)`",
+    "max_header_bytes": "`limits=ConnectionLimits(max_header_bytes=…)`",
+    "max_header_count": "`limits=ConnectionLimits(max_header_count=…)`",
+    "header_timeout": "`limits=ConnectionLimits(header_timeout=…)`",
+    "body_timeout": "`limits=ConnectionLimits(body_timeout=…)`",
+    "keep_alive_timeout": "`limits=ConnectionLimits(keep_alive_timeout=…)`",
+    "max_run_seconds": "`max_run_time=`",
+    "run_idle_seconds": "`run_idle_time=`",
+    "sign_card": "`card_signer=CardSigner.from_file(KEY_FILE)`",
+    "sign_card_kid": "`CardSigner.from_file(…, kid=…)`",
+    "sign_card_jku": "`CardSigner.from_file(…, jku=…)`",
+}
+#: ``serve()`` arguments with no option of their own: what they are for, in the reference.
+SERVE_ONLY = {
+    "sock": "a socket already bound (and listening) to serve on, in place of `host` and `port`",
+    "direct_reply_window": (
+        "how long a streamed send holds its task back for a direct reply, in seconds "
+        "(`None`: until the agent's first output; default 0.05)"
+    ),
+}
+
+
+def _default(action: Any) -> str:
+    value = action.default
+    if value in (None, "", []) or isinstance(value, bool):
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 10_000:
+        return f"{value:,}"
+    return f"`{value}`"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _defaults_that_differ(parser: Any) -> list[tuple[str, str]]:
+    """The arguments of ``serve()`` whose default is not the option's, and what it is."""
+    import inspect
+
+    from a2a_adapters import serve
+
+    arguments = inspect.signature(serve).parameters
+    found = []
+    for action in parser._actions:
+        argument = arguments.get(action.dest)
+        if argument is None or argument.default is inspect.Parameter.empty:
+            continue
+        mine, cli = argument.default, action.default
+        if mine in (None, (), []) and cli in (None, (), [], ""):
+            continue
+        if str(getattr(mine, "value", mine)) != str(cli):
+            said = f"`{mine!r}`"
+            if action.dest == "store" and mine is None:
+                said += " (tasks in memory, gone when the process stops)"
+            found.append((action.dest, said))
+    return found
+
+
+def settings_part() -> str:
+    """The settings reference: a table per group of ``a2a-sansio serve --help``."""
+    from a2a_adapters.cli import env_variable, serve_parser
+
+    parser = serve_parser()
+    out = []
+    for group in parser._action_groups:  # argparse keeps its groups only here
+        actions = [a for a in group._group_actions if env_variable(a) is not None]
+        if not actions:
+            continue
+        out.append(f"## {group.title.capitalize() if group.title else 'Options'}\n")
+        out.append("| option | environment | `serve()` | default | what it does |")
+        out.append("|---|---|---|---|---|")
+        for action in actions:
+            takes = action.nargs != 0
+            choices = "{" + ",".join(map(str, action.choices)) + "}" if action.choices else ""
+            metavar = action.metavar or choices or action.dest.upper()
+            shown = [f"{o} {metavar}" if takes else o for o in action.option_strings]
+            names = _cell(", ".join(f"`{name}`" for name in shown) or "`MODULE:OBJECT`")
+            spelled = SERVE_SPELLING.get(action.dest, f"`{action.dest}=`")
+            help_text = _cell(action.help or "")
+            row = [names, f"`{env_variable(action)}`", spelled, _default(action), help_text]
+            out.append("| " + " | ".join(row) + " |")
+        out.append("")
+    differ = _defaults_that_differ(parser)
+    if differ:
+        out.append("## Where `serve()` differs\n")
+        out.append("`serve()` has the command line's defaults but for:\n")
+        for name, theirs in differ:
+            out.append(f"- `{name}`: {theirs}")
+        out.append("")
+    out.append("## Only in Python\n")
+    out.append("| `serve()` | what it does |")
+    out.append("|---|---|")
+    for name, what in SERVE_ONLY.items():
+        out.append(f"| `{name}=` | {what} |")
+    return "\n".join(out) + "\n"
+
+
+# --- all of it ------------------------------------------------------------------------------------
+
+
+def regenerate() -> list[Path]:
+    """Bring every generated part up to date; the files that changed."""
+    changed = []
+    parts = benchmark_parts(json.loads(RESULTS.read_text()), json.loads(GRPC_RESULTS.read_text()))
+    for path, update in (
+        (DOC, render),
+        (BENCHMARKS, lambda text: render_benchmarks(text, parts)),
+        (README, lambda text: render_benchmarks(text, parts)),
+        (SETTINGS, lambda text: replace_part(text, "settings", settings_part())),
+    ):
+        current = path.read_text()
+        updated = update(current)
+        if updated != current:
+            path.write_text(updated)
+            changed.append(path)
+    return changed
+
+
 if __name__ == "__main__":
-    current = DOC.read_text()
-    updated = render(current)
-    if updated != current:
-        DOC.write_text(updated)
-        sys.stdout.write(f"updated {DOC}\n")
+    for path in regenerate():
+        sys.stdout.write(f"updated {path.relative_to(ROOT)}\n")

@@ -1,4 +1,5 @@
-import asyncio
+import inspect
+import json
 import os
 import re
 import subprocess
@@ -10,9 +11,26 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test as run_machine_as_test
 
-from a2a_core import AgentContext, Message, MissingInput, Part, Role, agent_message
+from a2a_adapters import serve
+from a2a_adapters.cli import env_variable, serve_options
 from a2a_core.testing import Driver
-from docs.generate import DOC, EXAMPLE, render
+from docs.generate import (
+    BENCHMARKS,
+    DOC,
+    EXAMPLE,
+    GRPC_RESULTS,
+    README,
+    RESULTS,
+    SERVE_ONLY,
+    SERVE_SPELLING,
+    SETTINGS,
+    benchmark_parts,
+    render,
+    render_benchmarks,
+    replace_part,
+    settings_part,
+    table,
+)
 
 
 def test_state_diagram_and_the_example_listing_in_the_docs_are_current() -> None:
@@ -96,35 +114,41 @@ def test_the_fuzzing_recipe_in_the_testing_guide_runs_and_can_fail() -> None:
         run_machine_as_test(Rude, settings=settings(max_examples=60, stateful_step_count=30))
 
 
-README = Path(__file__).parent.parent / "README.md"
+def test_the_benchmark_tables_are_the_latest_runs() -> None:
+    parts = benchmark_parts(json.loads(RESULTS.read_text()), json.loads(GRPC_RESULTS.read_text()))
+    for path in (BENCHMARKS, README):
+        text = path.read_text()
+        assert render_benchmarks(text, parts) == text, f"{path.name} is stale: run `make docs`"
+    assert "<!-- bench:readme:begin -->" in README.read_text()
 
 
-def _readme_agent() -> Any:
-    """The agent of the README's first code block."""
-    namespace: dict[str, Any] = {}
-    exec(compile(python_blocks(README.read_text())[0], str(README), "exec"), namespace)
-    return namespace["agent"]
+def test_a_benchmark_table_shows_each_figure_and_the_ratio() -> None:
+    rows = [
+        {"benchmark": "sends", "unit": "req/s", "ours": 2409.2, "a2a-sdk": 380.3},
+        {"benchmark": "… p99", "unit": "ms", "ours": 10.64, "a2a-sdk": 150.1},
+        {"benchmark": "growth", "unit": "x", "ours": 1.0132, "a2a-sdk": 137.4},
+    ]
+    rendered = table(rows, [("ours", "ours"), ("a2a-sdk", "sdk")], ("ours", "a2a-sdk"))
+    assert rendered.splitlines()[2:] == [
+        "| sends | req/s | 2,409 | 380 | 6.33\N{MULTIPLICATION SIGN} |",
+        "| … p99 | ms | 10.6 | 150 | 0.07\N{MULTIPLICATION SIGN} |",
+        "| growth | x | 1.01\N{MULTIPLICATION SIGN} | 137.40\N{MULTIPLICATION SIGN} |  |",
+    ]
 
 
-def test_the_readme_agent_asks_then_greets() -> None:
-    driver = Driver(_readme_agent())
-    first = driver.send("hi")
-    driver.run_agents()
-    task = first.result()["task"]
-    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
-    assert task["status"]["message"]["parts"][0]["text"] == "What is your name?"
-    second = driver.send("Ada", task_id=task["id"])
-    driver.run_agents()
-    done = second.result()["task"]
-    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert done["status"]["message"]["parts"][0]["text"] == "Hello, Ada!"
+def test_a_part_that_is_not_there_once_is_refused() -> None:
+    with pytest.raises(ValueError, match="exactly one bench:main part"):
+        replace_part("no markers here", "bench:main", "x")
 
 
-def test_the_readme_agent_counts_the_users_turns_not_the_agents_messages() -> None:
-    # The history holds the agent's messages too (progress, questions): one turn of the user's
-    # beside them is still one turn.
-    said = Message("m-1", Role.USER, (Part(text="hi"),))
-    history = (agent_message("Hello! I greet people."), agent_message("Working on it"), said)
-    context = AgentContext("t-1", "c-1", said, history, principal="anonymous")
-    with pytest.raises(MissingInput):
-        asyncio.run(_readme_agent()(context))
+def test_the_settings_reference_is_the_parsers() -> None:
+    text = SETTINGS.read_text()
+    assert replace_part(text, "settings", settings_part()) == text, "run `make docs`"
+
+
+def test_the_settings_reference_covers_every_argument_of_serve() -> None:
+    options = {action.dest for action in serve_options() if env_variable(action)}
+    assert set(SERVE_SPELLING) <= options  # no spelling for an option that is gone
+    spelled = " ".join(SERVE_SPELLING.values())
+    for name in inspect.signature(serve).parameters:
+        assert name in options or name in SERVE_ONLY or f"{name}=" in spelled, name

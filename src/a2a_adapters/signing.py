@@ -13,7 +13,7 @@ and verifies the same way (tested against it).
 
     signer = CardSigner.from_file("card-key.pem", jku="https://agent.example/.well-known/jwks.json")
     serve(agent, card_signer=signer)          # or: serve --sign-card card-key.pem
-    verify_card(card_json, {signer.kid: signer.public_key})
+    verify_card(card_text, jwks)              # what a client has: the card, the signer's JWKS
 """
 
 import base64
@@ -39,9 +39,14 @@ __all__ = ["ALGORITHMS", "CardSignatureError", "CardSigner", "verify_card"]
 
 PrivateKey = ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
 PublicKey = ed25519.Ed25519PublicKey | ec.EllipticCurvePublicKey | rsa.RSAPublicKey
-#: What a verifier is given: the keys by ``kid``, or a function of ``(kid, jku)`` that finds one
-#: (it may fetch the JWKS ``jku`` names, from sources it trusts).
-Keys = Mapping[str, PublicKey] | Callable[[str | None, str | None], PublicKey | None]
+#: What a verifier is given: a JWKS document (``{"keys": [...]}``, as the signer publishes it),
+#: the keys by ``kid``, or a function of ``(kid, jku)`` that finds one (it may fetch the JWKS
+#: ``jku`` names, from sources it trusts).
+Keys = (
+    Mapping[str, Any]
+    | Mapping[str, PublicKey]
+    | Callable[[str | None, str | None], PublicKey | None]
+)
 
 #: The algorithms a card may be signed and verified with: EdDSA (Ed25519), ECDSA on P-256 and
 #: P-384, and RSA PKCS#1 v1.5 with SHA-256. Never ``none``, never HMAC (a shared secret cannot
@@ -168,11 +173,20 @@ class CardSigner:
 
 
 def verify_card(
-    card: Mapping[str, Any], keys: Keys, *, algorithms: Iterable[str] = ALGORITHMS
+    card: str | bytes | Mapping[str, Any], keys: Keys, *, algorithms: Iterable[str] = ALGORITHMS
 ) -> dict[str, Any]:
-    """Check that ``card`` (its JSON, as served) carries at least one signature that verifies
-    with ``keys``; return that signature's protected header. :class:`CardSignatureError`
-    otherwise, saying why."""
+    """Check that ``card`` (as received: its JSON text, or that parsed) carries at least one
+    signature that verifies with ``keys`` (the signer's JWKS document, keys by ``kid``, or a
+    function of ``(kid, jku)``); return that signature's protected header.
+    :class:`CardSignatureError` otherwise, saying why."""
+    if isinstance(card, str | bytes):
+        try:
+            card = json.loads(card)
+        except ValueError as error:
+            raise CardSignatureError(f"the card is not JSON: {error}") from None
+    if not isinstance(card, Mapping):
+        raise CardSignatureError("the card is not a JSON object")
+    keys = _keys_by_kid(keys)
     signatures = card.get("signatures") or []
     if not signatures:
         raise CardSignatureError("the card carries no signature")
@@ -196,6 +210,25 @@ def verify_card(
             continue
         return header
     raise CardSignatureError("no signature of the card verifies: " + "; ".join(reasons))
+
+
+def _keys_by_kid(keys: Keys) -> Keys:
+    """``keys`` as a verifier looks them up: a JWKS document becomes its keys by ``kid``."""
+    if callable(keys):
+        return keys
+    listed: object = keys.get("keys")
+    if not isinstance(listed, list):
+        return keys
+    found: dict[str, PublicKey] = {}
+    for entry in listed:
+        try:
+            jwk = jwt.PyJWK(entry)
+        except (jwt.PyJWTError, TypeError, ValueError, KeyError) as error:
+            raise CardSignatureError(f"a key of the JWKS cannot be read: {error}") from None
+        kid = entry.get("kid") if isinstance(entry, Mapping) else None
+        if isinstance(kid, str):
+            found[kid] = jwk.key
+    return found
 
 
 def _verifies(protected: str, payload: str, signature: str, key: Any, allowed: list[str]) -> bool:

@@ -1,5 +1,6 @@
 """``python -m a2a_adapters serve``: the command line, run as a real subprocess."""
 
+import argparse
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -19,7 +21,7 @@ from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
 
 from a2a_adapters.asyncio import bind_socket
-from a2a_adapters.cli import main
+from a2a_adapters.cli import main, serve_options
 from tests.a2a_adapters.processes import ServerProcess, spawn
 from tests.a2a_adapters.support import (
     COMPLETED,
@@ -365,7 +367,9 @@ def test_connection_limits_are_command_line_options() -> None:
 def test_connection_limits_must_be_positive(option: str) -> None:
     finished = _run(["examples.echo:agent", "--port", "0", option, "0"])
     assert finished.returncode != 0
-    assert f"{option} must be positive" in finished.stderr, finished.stderr
+    # The value as written: a count (0) or seconds ('0').
+    said = rf"argument {option}: '?0'? is not a positive number"
+    assert re.search(said, finished.stderr), finished.stderr
     assert "A2A server on" not in finished.stderr
 
 
@@ -466,14 +470,6 @@ only_upper = {"upper": agent}
             ["mistakes:only_upper", "--card", "examples.skills:card"],
             "the card 'Text tools' lists the skills ['count'], which have no agent",
         ),
-        (["mistakes:agent", "--public-url", "agents.example"], "public_url must be an http://"),
-        (["mistakes:agent", "--cors-origin", "app.example"], "an origin is http:// or https://"),
-        (["mistakes:agent", "--forwarded-allow-ips", "proxy"], "'proxy' is not an IP address"),
-        (
-            ["mistakes:agent", "--ssl-certfile", "/nonexistent/c.pem", "--ssl-keyfile", "/no/k"],
-            "cannot use '/nonexistent/c.pem' with '/no/k' for TLS",
-        ),
-        (["mistakes:agent", "--root-path", "agents"], "root_path must be a path such as"),
         (
             ["mistakes:agent", "--sign-card-jku", "https://a.example/jwks.json"],
             "--sign-card-kid and --sign-card-jku go with --sign-card KEY_FILE",
@@ -564,14 +560,11 @@ def test_make_serve_gives_the_echo_card_to_the_echo_agent_only(tmp_path: Path) -
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--port", "9999", "--grpc-port", "9999"], "on asyncio gRPC needs a port of its own"),
         (["--grpc-port", "70000"], "argument --grpc-port: 70000 is not from 0 to 65535"),
-        (["--certfile", "cert.pem"], "TLS needs both a certificate (certfile) and its key"),
-        (["--certfile", "no.pem", "--keyfile", "no.key"], "cannot use 'no.pem' with 'no.key'"),
         (["--grpc-port", "0", "--workers", "2"], "--grpc-port serves from one process"),
     ],
 )
-def test_grpc_and_tls_mistakes_are_one_line(
+def test_grpc_mistakes_are_one_line(
     capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     with pytest.raises(SystemExit) as exited:
@@ -602,3 +595,224 @@ def test_grpc_port_serves_grpc_listed_on_the_card_and_stops_on_sigterm(loop: str
         assert server.process.wait(STOP_TIMEOUT) == 0
     assert sent.task.status.state == pb.TASK_STATE_COMPLETED
     assert any("A2A gRPC" in line for line in server.log)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # The console script pip installs beside the interpreter, and python -m.
+        [str(Path(sys.executable).with_name("a2a-sansio")), "--version"],
+        [sys.executable, "-m", "a2a_adapters", "--version"],
+        [sys.executable, "-m", "a2a_adapters", "serve", "--version"],
+    ],
+)
+def test_version_is_the_installed_distributions(command: list[str]) -> None:
+    done = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=START_TIMEOUT, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"a2a-sansio {metadata.version('a2a-sansio')}\n"
+
+
+def _help(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "a2a_adapters", *args, "--help"],
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "100"},
+        capture_output=True,
+        text=True,
+        timeout=START_TIMEOUT,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.mark.parametrize("args", [[], ["serve"]])
+def test_help_is_plain_text(args: list[str]) -> None:
+    text = _help(*args)
+    assert "`" not in text, text  # ``literals``, `code`, :class:`roles`
+    assert not re.search(r"\*\*?\w[^*\n]*\w\*", text), text  # *emphasis*, **strong**
+
+
+#: The headings of serve --help, in order, and the options under each, in order.
+SERVE_HELP = {
+    "options": ["-h", "--version"],
+    "serving": [
+        "agent",
+        "--host",
+        "--port",
+        "--grpc-port",
+        "--loop",
+        "--workers",
+        "--card",
+        "--extended-card",
+        "--public-url",
+        "--root-path",
+        "--forwarded-allow-ips",
+        "--ssl-certfile",
+        "--ssl-keyfile",
+    ],
+    "store": ["--store", "--task-ttl", "--on-restart", "--no-idempotency"],
+    "authentication": [
+        "--auth-token",
+        "--api-key",
+        "--jwt-issuer",
+        "--jwt-audience",
+        "--jwt-jwks-url",
+        "--jwt-claim",
+        "--jwt-leeway",
+    ],
+    "push notifications": ["--no-push", "--push-allow-host", "--max-push-field-bytes"],
+    "streaming and protocol": [
+        "--no-streaming",
+        "--error-mapping",
+        "--strict-v1-card",
+        "--cors-origin",
+    ],
+    "limits": [
+        "--max-body-bytes",
+        "--max-connections",
+        "--max-header-bytes",
+        "--max-headers",
+        "--header-timeout",
+        "--body-timeout",
+        "--keep-alive-timeout",
+        "--max-json-items",
+        "--max-json-depth",
+        "--max-message-parts",
+        "--max-task-messages",
+        "--max-runs",
+        "--max-runs-per-owner",
+        "--max-streams",
+        "--max-run-seconds",
+        "--run-idle-seconds",
+    ],
+    "telemetry and logs": ["--log-level", "--log-format"],
+    "card signing": ["--sign-card", "--sign-card-kid", "--sign-card-jku"],
+    "shutdown": ["--shutdown-grace"],
+}
+
+
+def _help_sections(text: str) -> dict[str, list[str]]:
+    """Each heading of a --help text, with the first name of each option under it."""
+    sections: dict[str, list[str]] = {}
+    heading: str | None = None
+    for line in text.splitlines():
+        if re.fullmatch(r"[a-z][a-z ]*:", line):
+            heading = line[:-1]
+            sections[heading] = []
+        elif not line:
+            heading = None  # the usage, the description and the epilog are in no section
+        elif heading is not None and re.match(r"  \S", line):  # not a wrapped help line
+            sections[heading].append(line.split()[0].rstrip(","))
+    return sections
+
+
+def test_serve_options_are_grouped_under_headings() -> None:
+    assert list(_help_sections(_help("serve")).items()) == list(SERVE_HELP.items())
+    shown = [
+        (action.option_strings or [action.dest])[0]
+        for action in serve_options()
+        if action.help != argparse.SUPPRESS
+    ]
+    # Every option is in the layout above, once.
+    assert sorted(shown) == sorted(option for options in SERVE_HELP.values() for option in options)
+
+
+@pytest.mark.parametrize(
+    ("args", "said", "before"),
+    [
+        (
+            ["--public-url", "agents.example"],
+            "argument --public-url: 'agents.example' is not an http:// or https:// URL",
+            "public_url",
+        ),
+        (
+            ["--cors-origin", "app.example"],
+            "argument --cors-origin: 'app.example' is not a browser origin",
+            "cors_origins",
+        ),
+        (
+            ["--forwarded-allow-ips", "10.0.0.0/8,proxy"],
+            "argument --forwarded-allow-ips: 'proxy' is not an IP address or network (or *)",
+            "forwarded_allow_ips",
+        ),
+        (
+            ["--root-path", "agents"],
+            "argument --root-path: 'agents' is not a path such as /agents",
+            "root_path",
+        ),
+        (["--host", ""], "argument --host: '' is not a host name or address", "host must"),
+        (
+            ["--task-ttl", "1e10"],
+            "argument --task-ttl: '1e10' is not a positive, finite number of seconds (from a "
+            "microsecond to a century)",
+            "task_ttl",
+        ),
+        (
+            ["--max-run-seconds", "1e10"],
+            "argument --max-run-seconds: '1e10' is not a positive, finite number of seconds",
+            "max_run_time",
+        ),
+        (
+            ["--run-idle-seconds", "1e-7"],
+            "argument --run-idle-seconds: '1e-7' is not a positive, finite number of seconds",
+            "run_idle_time",
+        ),
+        (
+            ["--extended-card", "examples.echo:card"],
+            "--extended-card examples.echo:card: the extended card is served to authenticated "
+            "callers only: add --auth-token, --api-key or --jwt-issuer",
+            "set auth",
+        ),
+        (
+            ["--ssl-certfile", "cert.pem"],
+            "--ssl-certfile cert.pem needs --ssl-keyfile",
+            "(certfile)",
+        ),
+        (["--keyfile", "key.pem"], "--keyfile key.pem needs --ssl-certfile", "(keyfile)"),
+        (
+            ["--certfile", "no.pem", "--keyfile", "no.key"],
+            "--certfile no.pem: No such file or directory",
+            "cannot use",
+        ),
+        (
+            ["--ssl-certfile", "{junk}", "--ssl-keyfile", "{junk}"],
+            "--ssl-certfile {junk} with --ssl-keyfile {junk}: cannot serve TLS with them",
+            "cannot use",
+        ),
+        (
+            ["--port", "9999", "--grpc-port", "9999"],
+            "--grpc-port 9999 is the HTTP port (--port): on asyncio gRPC needs a port of its own",
+            "grpc_port",
+        ),
+    ],
+)
+def test_errors_name_the_option_and_its_value(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], said: str, before: str
+) -> None:
+    """Each of these errors used to name a parameter of serve() (``before``)."""
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a certificate, nor a key\n")
+    args = [arg.format(junk=junk) for arg in args]
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "examples.echo:agent", "--store", "memory", *args])
+    assert exited.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("a2a-sansio: error: ")
+    assert said.format(junk=junk) in line
+    assert before not in line
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "trio"])
+def test_a_grpc_port_in_use_is_one_line_naming_grpc_port(loop: str) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        args = ["examples.echo:agent", "--host", "127.0.0.1", "--port", "0", "--loop", loop]
+        finished = _run([*args, "--grpc-port", str(port)])
+    line = _one_line(finished, 1)
+    assert f"--grpc-port {port}: cannot listen on 127.0.0.1:{port}: Address already in use" in line
+    assert "pick another --grpc-port (0: any free port)" in line
+    assert "--port" not in line

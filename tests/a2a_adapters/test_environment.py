@@ -1,6 +1,6 @@
 """Configuration from the environment: every option of ``serve`` as ``A2A_<NAME>``, the
-command line winning, wrong values refused naming their variable; and the README's table of
-them kept whole."""
+command line winning, wrong values refused naming their variable; and the settings reference
+listing every one."""
 
 import json
 import os
@@ -18,7 +18,7 @@ from tests.a2a_adapters.processes import ROOT, ServerProcess, command
 from tests.a2a_adapters.redis_server import RedisServer
 from tests.a2a_adapters.support import A2A_HEADERS, card_of, rpc, send_params, wait_until
 
-README = ROOT / "README.md"
+SETTINGS = ROOT / "docs" / "settings.md"
 
 
 def _start(env: dict[str, str], *args: str) -> ServerProcess:
@@ -74,7 +74,25 @@ def test_a_server_configured_from_the_environment_alone() -> None:
         ({"A2A_LOOP": "gevent"}, "A2A_LOOP: 'gevent' is not one of asyncio, trio"),
         ({"A2A_NO_PUSH": "maybe"}, "A2A_NO_PUSH: expected true or false, got 'maybe'"),
         ({"A2A_MAX_RUNS": "0"}, "A2A_MAX_RUNS: 0 is not a positive number"),
-        ({"A2A_AGENT": ""}, "agent : expected MODULE:OBJECT"),
+        ({"A2A_AGENT": ""}, "A2A_AGENT : expected MODULE:OBJECT"),
+        # These named serve()'s parameters (public_url, ...) or the option, not the variable.
+        ({"A2A_PUBLIC_URL": "x.example"}, "A2A_PUBLIC_URL: 'x.example' is not an http:// or"),
+        (
+            {"A2A_CORS_ORIGIN": "https://ok.example, app.example"},
+            "A2A_CORS_ORIGIN: 'app.example' is not a browser origin",
+        ),
+        (
+            {"A2A_FORWARDED_ALLOW_IPS": "proxy"},
+            "A2A_FORWARDED_ALLOW_IPS: 'proxy' is not an IP address or network",
+        ),
+        ({"A2A_ROOT_PATH": "agents"}, "A2A_ROOT_PATH: 'agents' is not a path such as /agents"),
+        ({"A2A_TASK_TTL": "1e10"}, "A2A_TASK_TTL: '1e10' is not a positive, finite number"),
+        ({"A2A_MAX_CONNECTIONS": "0"}, "A2A_MAX_CONNECTIONS: 0 is not a positive number"),
+        ({"A2A_SSL_CERTFILE": "c.pem"}, "A2A_SSL_CERTFILE c.pem needs --ssl-keyfile"),
+        (
+            {"A2A_EXTENDED_CARD": "examples.echo:card"},
+            "A2A_EXTENDED_CARD examples.echo:card: the extended card is served to authenticated",
+        ),
     ],
 )
 def test_a_wrong_value_is_one_line_naming_its_variable(env: dict[str, str], message: str) -> None:
@@ -93,6 +111,21 @@ def test_a_wrong_value_is_one_line_naming_its_variable(env: dict[str, str], mess
     assert message in line
 
 
+def test_a_store_url_from_the_environment_is_refused_naming_its_variable() -> None:
+    finished = subprocess.run(
+        command("examples.echo:agent", "--port", "0"),
+        cwd=ROOT,
+        env={**os.environ, "A2A_STORE": "nosuchstore"},
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
+    assert finished.returncode == 2, finished.stderr
+    (line,) = finished.stderr.splitlines()
+    assert line.startswith("a2a-sansio: error: A2A_STORE 'nosuchstore': expected memory"), line
+
+
 def test_without_an_agent_anywhere_it_says_how_to_name_one() -> None:
     env = {key: value for key, value in os.environ.items() if key != "A2A_AGENT"}
     finished = subprocess.run(
@@ -102,25 +135,21 @@ def test_without_an_agent_anywhere_it_says_how_to_name_one() -> None:
     assert "name the agent: MODULE:OBJECT, or A2A_AGENT in the environment" in finished.stderr
 
 
-def _readme_table(text: str) -> dict[str, str]:
-    table = text.split("<!-- env-table:begin -->", 1)[1].split("<!-- env-table:end -->", 1)[0]
-    return dict(re.findall(r"^\| `?([^`|]+)`?[^|]*\| `([A-Z0-9_]+)` \|$", table, re.M))
-
-
-def test_the_readme_table_lists_every_option_and_its_variable() -> None:
-    listed = _readme_table(README.read_text())
-    expected = {}
+def test_the_settings_reference_lists_every_option_with_its_variable() -> None:
+    rows = {
+        variable: line
+        for line in SETTINGS.read_text().splitlines()
+        if line.startswith("| `") and (found := re.search(r"\| `(A2A_[A-Z0-9_]+)` \|", line))
+        for variable in [found.group(1)]
+    }
     for action in serve_options():
         variable = env_variable(action)
-        if variable is not None:
-            longs = [o for o in action.option_strings if o.startswith("--")]
-            expected[longs[0] if longs else "MODULE:OBJECT"] = variable
-    assert listed == expected
-
-
-def test_the_readme_table_reader_sees_a_missing_row() -> None:
-    text = README.read_text().replace("| `--port` | `A2A_PORT` |\n", "")
-    assert "--port" not in _readme_table(text)
+        if variable is None:
+            continue
+        assert variable in rows, variable
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        assert f"`{longs[0]}" if longs else "`MODULE:OBJECT`" in rows[variable]
+    assert len(rows) == sum(env_variable(a) is not None for a in serve_options())
 
 
 def test_workers_from_the_environment_serve_and_do_not_supervise_again() -> None:

@@ -220,7 +220,10 @@ def test_serve_takes_the_issuer_and_the_extended_card_on_the_command_line(
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--jwt-issuer", "https://i.example"], "--jwt-issuer needs --jwt-audience"),
+        (
+            ["--jwt-issuer", "https://i.example"],
+            "--jwt-issuer https://i.example needs --jwt-audience",
+        ),
         (["--jwt-audience", "x"], "--jwt-audience and --jwt-jwks-url go with --jwt-issuer"),
     ],
 )

@@ -109,6 +109,24 @@ def test_the_sdk_verifies_the_card_we_serve(algorithm: str) -> None:
     assert _spki(jwt.PyJWK(jwk).key) == _spki(signer.public_key)
 
 
+@pytest.mark.parametrize("algorithm", sorted(KEYS))
+def test_a_client_verifies_the_card_text_with_the_jwks_it_fetched(algorithm: str) -> None:
+    """What a verifier has: the card as it came over the wire, and the signer's JWKS."""
+    signer = CardSigner(KEYS[algorithm])
+    with servers.running_server(agent, card=CARD, card_signer=signer) as url:
+        text = httpx.get(url + "/.well-known/agent-card.json").text
+        jwks = httpx.get(url + "/.well-known/jwks.json").json()
+    assert verify_card(text, jwks)["kid"] == signer.kid
+    assert verify_card(text.encode(), jwks)["alg"] == algorithm
+    other = CardSigner(KEYS[algorithm] if algorithm != "EdDSA" else KEYS["ES256"])
+    with pytest.raises(CardSignatureError, match="no key is known"):
+        verify_card(text, {"keys": [{**other.jwks()["keys"][0], "kid": "someone-else"}]})
+    with pytest.raises(CardSignatureError, match="not JSON"):
+        verify_card("{not json", jwks)
+    with pytest.raises(CardSignatureError, match="cannot be read"):
+        verify_card(text, {"keys": [{"kty": "nonsense"}]})
+
+
 def test_a_card_altered_after_signing_fails_both_verifiers() -> None:
     signer = CardSigner(KEYS["EdDSA"])
     with servers.running_server(agent, card=CARD, card_signer=signer) as url:

@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from a2a_core import Agent, Core, CoreConfig
-from a2a_core.card import AgentCard
+from a2a_core.card import AgentCard, AgentSkill
 from a2a_core.errors import UsageError
 from a2a_core.store import MemoryTasks
 from a2a_core.transport import (
@@ -170,9 +170,10 @@ class _Stepper:
 class Driver:
     """A whole server, synchronous and deterministic (see the module's docstring).
 
-    ``agent`` is an agent function, a mapping of skill id to agent, or ``None`` to script every
-    run; ``config`` (or ``card`` and keyword options for :class:`~a2a_core.CoreConfig`, such as
-    ``task_ttl`` in seconds or as a timedelta) sets up the core; the clock starts at ``start``.
+    ``agent`` is an agent function, a mapping of skill id to agent (each a skill of the card,
+    unless the card given lists its own), or ``None`` to script every run; ``config`` (or
+    ``card`` and keyword options for :class:`~a2a_core.CoreConfig`, such as ``task_ttl`` in
+    seconds or as a timedelta) sets up the core; the clock starts at ``start``.
     """
 
     def __init__(
@@ -186,7 +187,15 @@ class Driver:
     ) -> None:
         if config is None:
             options.setdefault("streaming", True)
-            config = CoreConfig(card=card or _CARD, **options)
+            chosen = card or _CARD
+            if isinstance(agent, Mapping) and not chosen.skills:
+                # One skill per agent, as a server lists them: a send can name each.
+                skills = tuple(
+                    AgentSkill(id=name, name=name, description=f"The {name} skill.", tags=())
+                    for name in agent
+                )
+                chosen = attrs.evolve(chosen, skills=skills)
+            config = CoreConfig(card=chosen, **options)
         self.now = start
         #: The tasks, as the store holds them (read them freely; write only through requests).
         self.tasks = MemoryTasks()
