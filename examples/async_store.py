@@ -13,6 +13,7 @@ import inspect
 import logging
 import socket
 import sys
+import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -37,7 +38,10 @@ class Transport:
     """The A2A server as an ASGI application, over ``store``."""
 
     def __init__(self, agent: Agent, card: AgentCard, store: AsyncStore) -> None:
-        self.server = Server(Core(CoreConfig(card=card, streaming=True)))  # no store: it asks
+        # No store of its own: the machine asks for every read and commit. Ids are random:
+        # a task's id is all a caller needs to ask for it.
+        config = CoreConfig(card=card, streaming=True)
+        self.server = Server(Core(config), new_id=lambda: str(uuid.uuid4()))
         self.agent, self.store = agent, store
         self.jobs: set[asyncio.Task[None]] = set()
         self.runs: dict[tuple[str, int], asyncio.Task[None]] = {}

@@ -21,6 +21,7 @@ offer it). ``a2a_adapters`` is the full server.
 
 import functools
 import sys
+import uuid
 from typing import Any
 
 import h11
@@ -52,7 +53,7 @@ class H11Server:
     def __init__(self, agent: Agent, card: AgentCard, nursery: trio.Nursery) -> None:
         # Tasks in memory, which the server reads and writes itself.
         config = CoreConfig(card=card, streaming=True)
-        self.server = Server(Core(config), store=MemoryTasks())
+        self.server = Server(Core(config), store=MemoryTasks(), new_id=lambda: str(uuid.uuid4()))
         self.agent = agent
         self.nursery = nursery
         self.runs: dict[str, tuple[int, trio.CancelScope]] = {}

@@ -17,6 +17,7 @@ import asyncio
 import os
 import sys
 import tempfile
+import uuid
 
 from a2a_core import Agent, Core, CoreConfig
 from a2a_core.card import AgentCard
@@ -42,7 +43,9 @@ class LinesServer:
     def __init__(self, agent: Agent, card: AgentCard, *, max_body_bytes: int = 8 << 20) -> None:
         config = CoreConfig(card=card, streaming=True, max_body_bytes=max_body_bytes)
         # Tasks in memory, which the server reads and writes itself.
-        self.server = Server(Core(config), store=MemoryTasks(), sse=False)
+        self.server = Server(
+            Core(config), store=MemoryTasks(), sse=False, new_id=lambda: str(uuid.uuid4())
+        )
         self.agent = agent
         self.runs: dict[str, tuple[int, asyncio.Task[None]]] = {}
         self.outboxes: dict[int, asyncio.Queue[Answer | StreamOpened | Frames]] = {}

@@ -388,11 +388,6 @@ class _Check:
     task_id: str
 
 
-def _counter_ids() -> Callable[[], str]:
-    count = itertools.count(1)
-    return lambda: f"id-{next(count)}"
-
-
 class Server:
     """An A2A server as a state machine: inputs in, :data:`Action` values out."""
 
@@ -401,7 +396,7 @@ class Server:
         core: Core,
         *,
         store: SyncStore | None = None,
-        new_id: Callable[[], str] | None = None,
+        new_id: Callable[[], str],
         sse: bool = True,
         stream_window: int | None = None,
         shared: bool = False,
@@ -431,7 +426,11 @@ class Server:
         #: decided on it with no read first (a stale one only loses its compare-and-set, and
         #: is read afresh). Dropped when the run ends, or when the task changes elsewhere.
         self._known: dict[str, TaskRecord] = {}
-        self._new_id = new_id or _counter_ids()
+        #: Makes the id of each new task, context and message. The core draws no random number,
+        #: so the transport gives it one that does (``lambda: str(uuid.uuid4())``): ids must be
+        #: unguessable (a task's id is all a caller needs to ask for it) and never repeat, across
+        #: restarts over a durable store too. Tests give a counter, for ids they can predict.
+        self._new_id = new_id
         self._numbers = itertools.count(1)
         self._ops = itertools.count(1)
         self._jobs: dict[int, _Job | _LogRead | _Verify | _Check | _Recover | _Owed | _Note] = {}

@@ -8,6 +8,7 @@ from typing import Any
 
 from a2a_core import Core, CoreConfig
 from a2a_core.store import MemoryTasks
+from a2a_core.testing import counting_ids
 from a2a_core.transport import (
     Answer,
     Caller,
@@ -41,7 +42,11 @@ def send_request(message_id: str, method: str = "SendMessage") -> HttpRequest:
 
 
 def machine(**limits: Any) -> Server:
-    return Server(Core(CoreConfig(card=CARD, streaming=True, **limits)), store=MemoryTasks())
+    return Server(
+        Core(CoreConfig(card=CARD, streaming=True, **limits)),
+        store=MemoryTasks(),
+        new_id=counting_ids(),
+    )
 
 
 def send(server: Server, message_id: str, caller: Caller = ALICE, **options: Any) -> list[Any]:

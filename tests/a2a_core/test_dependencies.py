@@ -16,6 +16,7 @@ ROUND_TRIP = """
 import json
 from datetime import UTC, datetime
 
+from a2a_core.testing import counting_ids
 from a2a_core import Core, CoreConfig
 from a2a_core.card import AgentCard
 from a2a_core.store import MemoryTasks
@@ -23,7 +24,7 @@ from a2a_core.transport import Answer, HttpRequest, Server, StartRun
 
 now = datetime(2025, 1, 1, tzinfo=UTC)
 card = AgentCard(name="echo", description="Echoes.", version="1.0.0")
-server = Server(Core(CoreConfig(card=card)), store=MemoryTasks())
+server = Server(Core(CoreConfig(card=card)), store=MemoryTasks(), new_id=counting_ids())
 message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
 body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
 headers = {"content-type": "application/json", "a2a-version": "1.0"}

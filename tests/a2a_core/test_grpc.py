@@ -36,6 +36,7 @@ from a2a_core.grpc import (
     unframe,
 )
 from a2a_core.store import MemoryTasks
+from a2a_core.testing import counting_ids
 from a2a_core.transport import (
     ANONYMOUS,
     Answer,
@@ -378,7 +379,7 @@ class Machine:
 
     def __init__(self, **options: Any) -> None:
         options.setdefault("streaming", True)
-        self.server = Server(core(**options), store=MemoryTasks())
+        self.server = Server(core(**options), store=MemoryTasks(), new_id=counting_ids())
         self.now = EPOCH
 
     def receive(self, request: HttpRequest) -> tuple[int, list[Any]]:
@@ -492,7 +493,8 @@ def test_a_deadline_that_passes_while_the_call_is_decided_is_dropped() -> None:
     """Over a store that has not answered yet, the call is still being decided when its
     deadline passes: the deadline goes (the call is answered once decided), so the machine
     never asks to be woken at a time already past."""
-    server = Server(core(streaming=True))  # no store of its own: reads wait for the test
+    # No store of its own: reads wait for the test.
+    server = Server(core(streaming=True), new_id=counting_ids())
     number = server.receive(call("GetTask", {"id": "t"}, **{"grpc-timeout": "1S"}), EPOCH)
     (read,) = [a for a in server.take_actions() if isinstance(a, Read)]
     later = EPOCH + timedelta(seconds=2)
@@ -527,7 +529,7 @@ def test_a2a_extensions_metadata_is_the_same_service_parameter() -> None:
     code, info = refused(extended, call("GetTask", {"id": "t"}))
     assert (code, info.reason) == (codes("FAILED_PRECONDITION"), "EXTENSION_SUPPORT_REQUIRED")
     assert info.metadata["extensions"] == REQUIRED
-    machine = Server(extended, store=MemoryTasks())
+    machine = Server(extended, store=MemoryTasks(), new_id=counting_ids())
     machine.receive(call("GetTask", {"id": "nope"}, **{"a2a-extensions": REQUIRED}), EPOCH)
     (answer,) = [a for a in machine.take_actions() if isinstance(a, Answer)]
     # Declared, it passes (to the task's own answer), and the answer names it as active.

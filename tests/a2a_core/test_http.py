@@ -35,6 +35,7 @@ from a2a_core.card import AgentCapabilities, AgentCard, AgentInterface, AgentSki
 from a2a_core.decisions import AgentDone, AwaitTask, Call, Dispatch, Fail, Operation, Push, Respond
 from a2a_core.errors import ERROR_CODES, A2AError, BusyError, TaskNotFoundError
 from a2a_core.store import LoggedEvent, MemoryTasks
+from a2a_core.testing import counting_ids
 from a2a_core.transport import (
     ANONYMOUS,
     Caller,
@@ -951,7 +952,7 @@ def test_one_allow_list_rule_for_creating_and_delivering(url: str) -> None:
 def test_no_notification_goes_out_while_push_is_off() -> None:
     """A task whose configs were stored while push was on gets no deliveries once it is off."""
     tasks = MemoryTasks()
-    on = Server(make_core(push_notifications=True), store=tasks)
+    on = Server(make_core(push_notifications=True), store=tasks, new_id=counting_ids())
     params = {
         "message": user_message_json(),
         "configuration": {
@@ -963,7 +964,7 @@ def test_no_notification_goes_out_while_push_is_off() -> None:
     actions = on.take_actions()
     assert any(isinstance(a, Notify) for a in actions)
     (start,) = [a for a in actions if isinstance(a, StartRun)]
-    off = Server(make_core(push_notifications=False), store=tasks)
+    off = Server(make_core(push_notifications=False), store=tasks, new_id=counting_ids())
     off.agent_done(start.task_id, start.run, datetime(2026, 1, 1, tzinfo=UTC), value="done")
     assert not any(isinstance(a, Notify) for a in off.take_actions())
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from a2a_core import Core, CoreConfig, TaskState, completed, input_required, working
 from a2a_core.store import MemoryTasks, Reads
+from a2a_core.testing import counting_ids
 from a2a_core.transport import (
     Action,
     Answer,
@@ -207,7 +208,7 @@ def test_a_server_watches_what_it_runs_waits_on_or_streams_and_nothing_else() ->
 
 
 def test_a_server_alone_on_its_store_watches_nothing() -> None:
-    server = Server(Core(CoreConfig(card=CARD)), store=MemoryTasks())
+    server = Server(Core(CoreConfig(card=CARD)), store=MemoryTasks(), new_id=counting_ids())
     server.tick(EPOCH)
     params = {"message": message("hi", "m-1"), "configuration": {"returnImmediately": True}}
     server.receive(rpc("SendMessage", params), EPOCH)

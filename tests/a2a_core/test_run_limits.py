@@ -8,6 +8,7 @@ from typing import Any
 
 from a2a_core import Core, CoreConfig, working
 from a2a_core.store import MemoryTasks
+from a2a_core.testing import counting_ids
 from a2a_core.transport import Answer, HttpRequest, Server, StartRun, StopRun
 
 from .support import CARD, EPOCH
@@ -21,7 +22,7 @@ def rpc(method: str, params: Any) -> HttpRequest:
 
 
 def machine(**limits: Any) -> Server:
-    return Server(Core(CoreConfig(card=CARD, **limits)), store=MemoryTasks())
+    return Server(Core(CoreConfig(card=CARD, **limits)), store=MemoryTasks(), new_id=counting_ids())
 
 
 def start(server: Server) -> StartRun:

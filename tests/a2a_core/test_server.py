@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -31,6 +32,7 @@ from a2a_core import (
 )
 from a2a_core._server import MAX_ATTEMPTS, MAX_HOLDS
 from a2a_core.store import LoggedEvent, LogQuery, MemoryTasks, Reads
+from a2a_core.testing import counting_ids
 from a2a_core.transport import (
     Action,
     Answer,
@@ -69,7 +71,9 @@ class Board:
         options.setdefault("card", CARD)
         options.setdefault("streaming", True)
         window = options.pop("stream_window", None)
-        self.server = Server(Core(CoreConfig(**options)), stream_window=window)
+        self.server = Server(
+            Core(CoreConfig(**options)), stream_window=window, new_id=counting_ids()
+        )
         self.tasks = MemoryTasks()
         self.now = EPOCH
         self.pending: dict[int, Read | Commit] = {}
@@ -127,6 +131,18 @@ def send(board: Board, text: str = "hi", mid: str = "m-1", **configuration: Any)
     if configuration:
         params["configuration"] = configuration
     return board.receive(rpc("SendMessage", params))
+
+
+def test_the_machine_is_told_how_to_make_ids_and_never_counts_them_itself() -> None:
+    """The core draws no random number, so whoever drives it gives it ids: a transport random
+    ones, a test counted ones. Without one the machine does not start (counted ids would be
+    guessable, and would start again after a restart over a durable store)."""
+    with pytest.raises(TypeError, match="new_id"):
+        Server(Core(CoreConfig(card=CARD)))  # type: ignore[call-arg]
+    made = iter(["t-secret", "c-secret", "m-secret"])
+    server = Server(Core(CoreConfig(card=CARD)), store=MemoryTasks(), new_id=lambda: next(made))
+    server.receive(rpc("SendMessage", {"message": message("hi", "m-1")}), EPOCH)
+    assert "t-secret" in str(server.take_actions())
 
 
 # --- one request at a time --------------------------------------------------------------------
@@ -317,7 +333,7 @@ class FlakyTasks(MemoryTasks):
 
 def test_a_synchronous_store_that_raises_fails_that_request_only() -> None:
     tasks = FlakyTasks()
-    server = Server(Core(CoreConfig(card=CARD)), store=tasks)
+    server = Server(Core(CoreConfig(card=CARD)), store=tasks, new_id=counting_ids())
 
     def answer(request: HttpRequest) -> tuple[dict[str, Any], list[Action]]:
         number = server.receive(request, EPOCH)
@@ -706,7 +722,9 @@ def test_a_restart_may_run_the_cut_runs_again_when_told_to() -> None:
     before.server.agent_output(asking.task_id, asking.run, input_required("who?"), before.now)
     before.settle()
     after = restarted(before)
-    after.server = Server(Core(CoreConfig(card=CARD, on_restart="rerun")))
+    after.server = Server(
+        Core(CoreConfig(card=CARD, on_restart="rerun")), new_id=counting_ids("id-after-")
+    )
     after.server.tick(after.now)
     after.settle()
     again = after.run_of(cut.task_id)
@@ -727,6 +745,14 @@ def test_a_restart_may_run_the_cut_runs_again_when_told_to() -> None:
     waiting = after.tasks.read(Reads(task_id=asking.task_id)).task
     assert waiting is not None
     assert waiting.state is TaskState.INPUT_REQUIRED  # a question is never run again
+
+
+def restarted_server() -> Server:
+    """The server after a restart: its ids must not repeat the ones before it."""
+    return Server(
+        Core(CoreConfig(card=CARD, push_notifications=True, streaming=True)),
+        new_id=counting_ids("id-after-"),
+    )
 
 
 def pushes(board: Board) -> list[Notify]:
@@ -754,7 +780,7 @@ def test_a_restart_delivers_what_the_outbox_still_owes_once_each() -> None:
     before.settle()
 
     after = restarted(before)
-    after.server = Server(Core(CoreConfig(card=CARD, push_notifications=True, streaming=True)))
+    after.server = restarted_server()
     after.server.tick(after.now)
     after.settle()
     again = pushes(after)
@@ -770,7 +796,7 @@ def test_a_restart_delivers_what_the_outbox_still_owes_once_each() -> None:
         after.server.notified(notify.task_id, notify.config_id, notify.seq, after.now)
     after.settle()
     last = restarted(after)
-    last.server = Server(Core(CoreConfig(card=CARD, push_notifications=True, streaming=True)))
+    last.server = restarted_server()
     last.server.tick(last.now)
     last.settle()
     assert pushes(last) == []  # nothing more is owed
@@ -798,7 +824,7 @@ def test_the_fate_of_a_notification_the_store_missed_is_recorded_once_it_is_back
     board.settle()
     # Recorded: a restart owes nothing (without it, the webhook would hear it twice).
     after = restarted(board)
-    after.server = Server(Core(CoreConfig(card=CARD, push_notifications=True, streaming=True)))
+    after.server = restarted_server()
     after.server.tick(after.now)
     after.settle()
     assert [n.seq for n in pushes(after)] == [notify.seq + 1]  # the run the restart ended
@@ -818,7 +844,7 @@ def test_a_restart_delivers_what_the_outbox_owes_before_what_happens_after_it(
     assert [n.seq for n in pushes(before)] == [1, 2]  # the process dies before either is sent
 
     after = restarted(before)
-    after.server = Server(Core(CoreConfig(card=CARD, push_notifications=True, streaming=True)))
+    after.server = restarted_server()
     after.server.tick(after.now)
     after.take()
 

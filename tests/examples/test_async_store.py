@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import socket
 import threading
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -110,6 +111,9 @@ async def test_the_sdk_client_sends_and_reads_back_through_the_store() -> None:
             assert again.status.state == pb.TASK_STATE_COMPLETED
     # What the client read came from the store: the machine kept nothing of its own.
     assert store.tasks.read(Reads(task_id=sent.task.id)).task is not None
+    # Ids nobody can guess (a task's id is all a caller needs to ask for it).
+    assert uuid.UUID(sent.task.id).version == 4
+    assert uuid.UUID(sent.task.context_id).version == 4
     assert store.commits >= 2  # the task made, then its run's output
 
 

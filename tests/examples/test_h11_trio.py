@@ -2,6 +2,7 @@
 
 import queue
 import threading
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -61,6 +62,7 @@ async def test_the_sdk_client_sends_and_reads_back() -> None:
             assert task.status.message.parts[0].text == "Echo: hi"
             again = await client.get_task(pb.GetTaskRequest(id=task.id))
             assert again.id == task.id
+            assert uuid.UUID(task.id).version == 4  # not id-1, id-2, …
             assert again.status.state == pb.TASK_STATE_COMPLETED
 
 

@@ -3,6 +3,6 @@
 request of each dialect.
 """
 
-from ._driver import EPOCH, Driver, Exchange
+from ._driver import EPOCH, Driver, Exchange, counting_ids
 
-__all__ = ["EPOCH", "Driver", "Exchange"]
+__all__ = ["EPOCH", "Driver", "Exchange", "counting_ids"]

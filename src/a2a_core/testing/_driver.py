@@ -17,6 +17,7 @@ Agents run in one of two ways:
 """
 
 import functools
+import itertools
 import json
 import math
 import re
@@ -46,7 +47,14 @@ from a2a_core.transport import (
     StreamOpened,
 )
 
-__all__ = ["EPOCH", "Driver", "Exchange"]
+__all__ = ["EPOCH", "Driver", "Exchange", "counting_ids"]
+
+def counting_ids(prefix: str = "id-") -> Callable[[], str]:
+    """Ids ``id-1``, ``id-2``, …: what a test passes as ``Server(new_id=…)`` to predict them.
+    Never serve with it: counted ids are guessable, and start again after a restart."""
+    count = itertools.count(1)
+    return lambda: f"{prefix}{next(count)}"
+
 
 #: Where the fake clock starts unless told otherwise.
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -199,7 +207,7 @@ class Driver:
         self.now = start
         #: The tasks, as the store holds them (read them freely; write only through requests).
         self.tasks = MemoryTasks()
-        self.server = Server(Core(config), store=self.tasks)
+        self.server = Server(Core(config), store=self.tasks, new_id=counting_ids())
         self._agents = agent
         #: The run of each task whose output still counts: its
         #: :class:`~a2a_core.transport.StartRun`.
