@@ -61,6 +61,7 @@ from ._agents import AgentRegistry
 from ._auth import Authenticator, identify
 from ._clock import new_uuid, wall_clock
 from ._loops import Loop, Scope, Waiter
+from ._outage import Outage
 from ._push import PushSender
 from ._runs import Slot, close_shielded, run_agent
 from ._streaming import HttpStream, stream_body
@@ -139,6 +140,13 @@ class Engine:
         #: Traces and metrics (``a2a_adapters._telemetry``): the global providers' by default.
         self.telemetry = telemetry if telemetry is not None else Telemetry()
         self.store = store
+        #: Whether the store is away, said once per outage in the log.
+        self.store_outage = Outage(
+            "the task store",
+            log,
+            consequence="requests that need it are answered 503 (retry later), and agents' "
+            "outputs are held until it answers",
+        )
         self.agents = agents
         self.auth = tuple(auth)
         self.push = push
@@ -530,8 +538,11 @@ class Engine:
                     taker = self._runs.get((task_id, number))
                     if taker is not None:
                         taker.taken(counts)
-                case Problem(message=message):
-                    log.error("%s", message)
+                case Problem(message=message, store_away=away):
+                    if away and self.store_outage.away:
+                        log.debug("%s", message)  # the outage was said once already
+                    else:
+                        log.error("%s", message)
                 case Watch(task_id=task_id):
                     if self.bus is not None:
                         self.bus.watch(task_id)
@@ -556,23 +567,25 @@ class Engine:
                     try:
                         snapshot = await self.store.read(action.reads)
                     except StoreUnavailable as error:  # expected now and then: no traceback
-                        log.warning("a store read failed: %s", error)
+                        self.store_outage.failed(error)
                         self.server.read_failed(action.op, self._clock(), unavailable=True)
                     except Exception:
                         log.exception("a store read failed")
                         self.server.read_failed(action.op, self._clock())
                     else:
+                        self.store_outage.answered()
                         self.server.read_done(action.op, snapshot, self._clock())
                 else:
                     try:
                         ok = await self.store.commit(action.writes)
                     except StoreUnavailable as error:
-                        log.warning("a store commit failed: %s", error)
+                        self.store_outage.failed(error)
                         self.server.commit_failed(action.op, self._clock(), unavailable=True)
                     except Exception:
                         log.exception("a store commit failed")
                         self.server.commit_failed(action.op, self._clock())
                     else:
+                        self.store_outage.answered()
                         if ok:
                             self.telemetry.committed(action.writes)
                         else:

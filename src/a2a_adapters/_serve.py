@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+import anyio
 import attrs
 
 from a2a_core import Agent, Core, CoreConfig, ErrorMapping
@@ -31,7 +32,7 @@ from ._push import PushSender
 from ._telemetry import Telemetry
 from ._tls import TlsFiles
 from .asyncio import bind_socket, create_app, serve_app
-from .stores import MemoryStore, open_store
+from .stores import MemoryStore, StoreUnavailable, open_store
 
 __all__ = ["build_engine", "default_card", "serve"]
 
@@ -400,6 +401,8 @@ def _serve_with(
     grpc_port: int | None = settings.pop("grpc_port", None)
     tls: TlsFiles | None = settings.pop("tls", None)
     build_engine(agent, card=card, store=store, **settings)  # every setting checked, first
+    if store is not None:
+        _probe_store(store, loop)  # a store that does not answer: refused before listening
     raise_fd_limit()  # before the cap is derived from it, and before the line that says we are up
     sock = _listen(*where) if isinstance(where, tuple) else where
     bound_host, bound_port = sock.getsockname()[:2]
@@ -454,6 +457,37 @@ def _run(
         _serve_asyncio(engine, sock, limits, grpc_sock, tls, served)
     # The servers' own lines about it are held back with their other INFO chatter.
     log.info("A2A server stopped")
+
+
+#: How long :func:`serve` gives a store that can be probed (Redis, SQLite) to answer before it
+#: refuses to start: long enough for a Redis that is starting beside it, short enough that a
+#: wrong address is told at once, not served as 503s.
+STORE_START_SECONDS = 5.0
+
+
+def _probe_store(store: AsyncStore, loop: str) -> None:
+    """Raise :class:`~a2a_adapters.stores.StoreUnavailable` saying why, if ``store`` does not
+    answer its probe within :data:`STORE_START_SECONDS` (tried again every quarter second)."""
+    ping: Callable[[], Any] | None = getattr(store, "ping", None)
+    if not callable(ping):
+        return  # a store with nothing to reach (in memory)
+
+    async def probe() -> None:
+        deadline = anyio.current_time() + STORE_START_SECONDS
+        while True:
+            try:
+                with anyio.fail_after(max(deadline - anyio.current_time(), 0.01)):
+                    await ping()
+                return
+            except (StoreUnavailable, TimeoutError) as error:
+                cause = str(error) or "no answer"
+                if anyio.current_time() + 0.25 >= deadline:
+                    raise StoreUnavailable(
+                        f"{cause} (tried for {STORE_START_SECONDS:g} s before starting)"
+                    ) from None
+            await anyio.sleep(0.25)
+
+    anyio.run(probe, backend=loop)
 
 
 #: The event loops :func:`serve` runs on.

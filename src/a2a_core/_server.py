@@ -215,9 +215,12 @@ class OutputTaken:
 
 @attrs.frozen
 class Problem:
-    """Something went wrong that no client can be told: the transport logs it."""
+    """Something went wrong that no client can be told: the transport logs it. ``store_away``:
+    it went wrong because the store could not be reached, which the transport has seen (and
+    may have said) already: it may log it more quietly."""
 
     message: str
+    store_away: bool = False
 
 
 @attrs.frozen
@@ -965,6 +968,10 @@ class Server:
 
     def _failed(self, op: int, why: str, now: datetime, *, unavailable: bool = False) -> None:
         """A store operation failed for good: say so to whoever waits on it."""
+
+        def say(message: str) -> None:
+            self._act(Problem(message, store_away=unavailable))
+
         job = self._jobs.pop(op)
         self._reserved.pop(op, None)
         if isinstance(job, _Job) and job.decision is not None:
@@ -983,7 +990,7 @@ class Server:
             case _Verify(exchange=exchange):
                 self._answer_error(exchange, why, unavailable)
             case _Check(task_id=task_id):
-                self._act(Problem(f"task {task_id} changed elsewhere; reading it failed ({why})"))
+                say(f"task {task_id} changed elsewhere; reading it failed ({why})")
                 self._checking.pop(task_id, None)
                 self._recheck.add(task_id)
                 self._wake_by(now + TICK_RETRY)
@@ -997,26 +1004,22 @@ class Server:
             ):
                 # Held, and tried again soon; the run waits for it (no OutputTaken yet), so
                 # what it yields next is decided after it, in order.
-                self._act(
-                    Problem(
-                        f"the output of run {run} of task {task_id} was not recorded "
-                        f"({why}); it is held and tried again shortly"
-                    )
+                say(
+                    f"the output of run {run} of task {task_id} was not recorded "
+                    f"({why}); it is held and tried again shortly"
                 )
                 self._hold(job, now)
             case _Job(input=AgentOutput(task_id=task_id, run=run)):
-                self._act(Problem(f"the output of run {run} of task {task_id} was lost: {why}"))
+                say(f"the output of run {run} of task {task_id} was lost: {why}")
                 self._act(OutputTaken(task_id, run, counts=False))
                 self._act(StopRun(task_id, run))
                 self._start(_Job(AgentDone(task_id, run, error=InternalError())), now)
             case _Job(input=AgentDone(task_id=task_id, run=run)):
                 # Recorded again soon, for as long as it takes: a task must not stay working
                 # with no run behind it because its store was away when the run ended.
-                self._act(
-                    Problem(
-                        f"the end of run {run} of task {task_id} was not recorded "
-                        f"({why}); it is tried again shortly"
-                    )
+                say(
+                    f"the end of run {run} of task {task_id} was not recorded "
+                    f"({why}); it is tried again shortly"
                 )
                 self._end_run(task_id, run)
                 self._hold(job, now)
@@ -1026,17 +1029,15 @@ class Server:
                     for waiter in list(self._waiters.get(task_id, ())):
                         self._answer_error(waiter.exchange, why, unavailable=True)
             case _Owed():
-                self._act(Problem(f"the push outbox could not be read ({why}); retrying"))
+                say(f"the push outbox could not be read ({why}); retrying")
                 self._reading_outbox = False
                 self._wake_by(now + TICK_RETRY)
             case _Note(sent=sent, holds=holds):
                 which = f"{sent.task_id}/{sent.config_id}/{sent.seq}"
                 if unavailable or holds < MAX_HOLDS:
-                    self._act(
-                        Problem(
-                            f"the fate of push notification {which} was not recorded ({why}); "
-                            "it is tried again shortly"
-                        )
+                    say(
+                        f"the fate of push notification {which} was not recorded ({why}); "
+                        "it is tried again shortly"
                     )
                     self._unnoted.append(_Note(sent, holds + 1))
                     self._wake_by(now + TICK_RETRY)
@@ -1045,11 +1046,11 @@ class Server:
                         Problem(f"the fate of push notification {which} was not recorded ({why})")
                     )
             case _Recover():
-                self._act(Problem(f"the runs a restart left could not be read ({why}); retrying"))
+                say(f"the runs a restart left could not be read ({why}); retrying")
                 self._recovering = False
                 self._wake_by(now + TICK_RETRY)
             case _Job(input=Tick()):
-                self._act(Problem(f"the expiry sweep failed ({why}); it is tried again soon"))
+                say(f"the expiry sweep failed ({why}); it is tried again soon")
                 self._ticking = False
                 self._wake_by(now + TICK_RETRY)
 

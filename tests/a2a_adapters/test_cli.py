@@ -816,3 +816,18 @@ def test_a_grpc_port_in_use_is_one_line_naming_grpc_port(loop: str) -> None:
     assert f"--grpc-port {port}: cannot listen on 127.0.0.1:{port}: Address already in use" in line
     assert "pick another --grpc-port (0: any free port)" in line
     assert "--port" not in line
+
+
+def test_a_redis_that_does_not_answer_is_one_line_and_no_server() -> None:
+    """Not a server that starts and logs its store's absence several times a second: a bounded
+    attempt (the few seconds a Redis starting beside it may take), then one line, status 1."""
+    with socket.socket() as taken:  # bound, never listening: every connection is refused
+        taken.bind(("127.0.0.1", 0))
+        url = f"redis://127.0.0.1:{taken.getsockname()[1]}/0"
+        started = time.monotonic()
+        finished = _run(["examples.echo:agent", "--store", url])
+        took = time.monotonic() - started
+    line = _one_line(finished, 1)
+    assert url in line
+    assert "tried for 5 s before starting" in line
+    assert took < 15, took

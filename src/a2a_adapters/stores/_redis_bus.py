@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import TaskStatus
 
+from a2a_adapters._outage import Outage
 from a2a_core.errors import UsageError
 from a2a_core.store import LoggedEvent, load_event
 
@@ -64,6 +65,19 @@ class RedisBus:
         self._changed = anyio.Event()
         #: How many times the bus (re)connected; for tests and logs.
         self.connections = 0
+        #: Redis away, said once per outage: the bus's subscription, and this replica's lease.
+        self.outage = Outage(
+            "the event bus's Redis",
+            log,
+            consequence="changes other replicas make are heard of once it is back",
+        )
+        self.lease_outage = Outage(
+            "this replica's lease",
+            log,
+            went="cannot be renewed",
+            back="is renewed again",
+            consequence="another replica takes its runs over if that lasts longer than the lease",
+        )
 
     def watch(self, task_key: str) -> None:
         """Ring for ``task_key`` from now on (the machine asked: ``Watch``)."""
@@ -118,7 +132,9 @@ class RedisBus:
         try:
             await self._store.renew_lease()
         except Exception as error:
-            log.warning("could not renew this replica's lease: %s", error)
+            self.lease_outage.failed(error)
+        else:
+            self.lease_outage.answered()
 
     async def _subscribe_forever(self, ring: Ring) -> None:
         delay = RECONNECT_FIRST
@@ -129,14 +145,13 @@ class RedisBus:
                 channel = await self._store.subscriber()
                 async with channel as pubsub:
                     self.connections += 1
-                    if self.connections > 1:
-                        log.info("the event bus reached Redis again")
+                    self.outage.answered()
                     delay = RECONNECT_FIRST
                     async with anyio.create_task_group() as group:
                         group.start_soon(self._listen, pubsub, ring)
                         await self._follow_wanted(pubsub, ring)
             except Exception as error:
-                log.warning("the event bus lost Redis (%r); reconnecting in %.2fs", error, delay)
+                self.outage.failed(f"{error!r}; reconnecting, at most {RECONNECT_MAX:g} s apart")
             await anyio.sleep(delay)
             delay = min(delay * 2, RECONNECT_MAX)
 

@@ -49,6 +49,7 @@ from a2a_core.transport import (
 
 __all__ = ["EPOCH", "Driver", "Exchange", "counting_ids"]
 
+
 def counting_ids(prefix: str = "id-") -> Callable[[], str]:
     """Ids ``id-1``, ``id-2``, …: what a test passes as ``Server(new_id=…)`` to predict them.
     Never serve with it: counted ids are guessable, and start again after a restart."""

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
 from a2a_adapters import build_engine
@@ -52,6 +53,8 @@ pytestmark = pytest.mark.usefixtures("adapter")
 OUTAGE = float(os.environ.get("A2A_OUTAGE_SECONDS", "1.2"))
 #: The longest a test waits for a task to settle once its store is back.
 SETTLE_TIMEOUT = 10.0
+#: What a client is told while the store is away.
+AWAY = "The task store is unavailable"
 ROUNDS = int(os.environ.get("A2A_OUTAGE_ROUNDS", "1"))
 HOOK = "/hook"
 
@@ -324,3 +327,39 @@ def wait_for_completion(receiver: Receiver, task_id: str) -> int:
     wait(lambda: "TASK_STATE_COMPLETED" in kinds(), f"the webhook heard {kinds()}")
     assert kinds() == ["artifactUpdate", "TASK_STATE_COMPLETED"]
     return len(kinds())
+
+
+def test_redis_away_is_two_lines_in_the_log_503_to_clients_and_not_ready(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """However many requests, retries and reconnections an outage causes, the log says once
+    that the store is away and once that it is back; clients and the readiness probe are told
+    meanwhile, and the server recovers by itself."""
+    with RedisServer(durable=True) as redis:
+        outage = RedisKilled(redis)
+        with serving(outage.store()) as url:
+            name, gates = new_gates()
+            gates.open()
+            caplog.clear()
+            with away(outage):
+                for n in range(10):
+                    answer = rpc(url, "SendMessage", send_params(name, message_id=f"m-{n}"))
+                    assert answer.json()["error"]["message"].startswith(AWAY)
+                    time.sleep(0.1)
+                ready = httpx.get(url + "/readyz", timeout=10)
+                assert ready.status_code == 503
+                assert "redis://" in ready.json()["reason"]
+                warnings = [r.getMessage() for r in caplog.records if r.levelno >= 30]
+            assert wait_until(
+                lambda: httpx.get(url + "/readyz", timeout=10).status_code == 200,
+                timeout=SETTLE_TIMEOUT,
+            )
+            task = result_of(rpc(url, "SendMessage", send_params(name, message_id="m-after")))
+            assert_completed_once(settled(url, task["task"]["id"]), gates)
+            back = [r.getMessage() for r in caplog.records if "answers again" in r.getMessage()]
+    store_lines = [w for w in warnings if w.startswith("the task store ")]
+    assert len(store_lines) == 1, store_lines
+    assert "requests that need it are answered 503" in store_lines[0]
+    assert len(warnings) <= 3, warnings  # the store, the bus's subscription, the lease
+    assert len(back) == 1, back
+    assert not [r for r in caplog.records if r.levelno >= 40], "an outage is not an error"
