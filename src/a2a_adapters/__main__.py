@@ -1,5 +1,5 @@
 """``python -m a2a_adapters serve MODULE:AGENT``."""
 
-from .cli import main
+from ._command import main
 
 main()

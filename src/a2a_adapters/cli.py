@@ -1041,7 +1041,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             log_format=args.log_format,
         )
     except MissingExtra as missing:
-        _fail(_said_of_store(str(missing), names))
+        said = str(missing)
+        if said.startswith("the gRPC binding"):  # the one extra serve() itself asks for
+            said = f"{names['grpc_port']} {args.grpc_port}: {said}"
+        _fail(_said_of_store(said, names))
     except EngineFailed as failed:
         # The cause is logged already; exit non-zero so that a supervisor restarts us.
         _fail(str(failed), FAILURE)

@@ -22,15 +22,82 @@ TRIO_MISSING = (
 )
 
 
-def test_importing_the_adapters_without_the_asyncio_extra_names_it() -> None:
-    code = "try:\n    import a2a_adapters\nexcept ImportError as error:\n    print(error)\n"
+def test_the_adapters_without_the_asyncio_extra_name_it() -> None:
+    # The package itself imports (so that the command line can say what to install in one
+    # line); any of its names says it.
+    code = (
+        "import a2a_adapters\n"
+        "try:\n"
+        "    from a2a_adapters import serve\n"
+        "except ImportError as error:\n"
+        "    print(type(error).__name__, error)\n"
+    )
     ran = run_without(code, allowed=CORE_MODULES | {"a2a_adapters"})
     assert ran.returncode == 0, ran.stderr
     assert re.fullmatch(
-        r"a2a_adapters needs the asyncio extra: pip install 'a2a-sansio\[asyncio\]' "
+        r"MissingExtra a2a_adapters needs the asyncio extra: pip install 'a2a-sansio\[asyncio\]' "
         r"\(no module named '(anyio|httpx|quart|uvicorn|httptools|werkzeug)'\)\n",
         ran.stdout,
     ), ran.stdout
+
+
+#: The command line's two entries: the ``a2a-sansio`` script's, and ``python -m``'s.
+ENTRIES = {
+    "script": (
+        "import sys\nsys.argv = ['a2a-sansio', *ARGS]\n"
+        "from a2a_adapters._command import main\nmain()\n"
+    ),
+    "-m": (
+        "import runpy, sys\nsys.argv = ['a2a_adapters', *ARGS]\n"
+        "runpy.run_module('a2a_adapters', run_name='__main__')\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRIES))
+def test_the_command_without_the_asyncio_extra_says_one_line(entry: str) -> None:
+    code = ENTRIES[entry].replace("ARGS", "['serve', 'examples.echo:agent', '--port', '0']")
+    ran = run_without(code, allowed=CORE_MODULES | {"a2a_adapters", "examples"})
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stdout == ""
+    assert re.fullmatch(
+        r"a2a-sansio: error: the a2a-sansio command needs the asyncio extra: "
+        r"pip install 'a2a-sansio\[asyncio\]' \(no module named '[a-z_]+'\)\n",
+        ran.stderr,
+    ), ran.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "refused", "said"),
+    [
+        (
+            ["--store", "redis://127.0.0.1:1/0"],
+            ("coredis",),
+            "--store redis://127.0.0.1:1/0 needs the redis extra",
+        ),
+        (["--grpc-port", "0"], ("google",), "--grpc-port 0: the gRPC binding needs the grpc extra"),
+        (
+            ["--jwt-issuer", "https://id.example", "--jwt-audience", "a"],
+            ("jwt",),
+            "--jwt-issuer https://id.example: a2a_adapters.oidc needs the oidc extra",
+        ),
+        (
+            ["--sign-card", "key.pem"],
+            ("jwt",),
+            "--sign-card key.pem: a2a_adapters.signing needs the signing extra",
+        ),
+    ],
+)
+def test_an_option_without_its_extra_says_one_line_naming_it(
+    options: list[str], refused: tuple[str, ...], said: str
+) -> None:
+    args = ["serve", "examples.echo:agent", "--port", "0", "--store", "memory", *options]
+    code = ENTRIES["script"].replace("ARGS", repr(args))
+    ran = run_without(code, refused=refused)
+    assert ran.returncode == 2, ran.stderr
+    (line,) = ran.stderr.splitlines()
+    assert line.startswith(f"a2a-sansio: error: {said}: pip install 'a2a-sansio["), line
+    assert "Traceback" not in ran.stderr
 
 
 def test_the_cli_on_trio_without_the_trio_extra_says_one_line() -> None:
