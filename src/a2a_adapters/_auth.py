@@ -25,6 +25,7 @@ __all__ = [
     "Authenticator",
     "BearerTokens",
     "authenticate",
+    "challenges",
     "identify",
 ]
 
@@ -149,4 +150,21 @@ def authenticate(
         return caller
     if core.is_public(request):
         return ANONYMOUS
-    return core.unauthenticated(request, tuple(a.challenge() for a in authenticators))
+    return core.unauthenticated(request, challenges(authenticators, request.headers))
+
+
+def challenges(
+    authenticators: Sequence[Authenticator], headers: Mapping[str, str]
+) -> tuple[str, ...]:
+    """The ``WWW-Authenticate`` values of a 401: one per scheme. A bearer scheme's says
+    ``error="invalid_token"`` only when the request presented a bearer token (RFC 6750 §3.1:
+    a request with no credentials at all gets no error code, just how to authenticate)."""
+    scheme, _, _ = headers.get("authorization", "").partition(" ")
+    presented = scheme.lower() == "bearer"
+    found = []
+    for authenticator in authenticators:
+        challenge = authenticator.challenge()
+        if presented and challenge.lower().startswith("bearer"):
+            challenge += ', error="invalid_token"'
+        found.append(challenge)
+    return tuple(found)

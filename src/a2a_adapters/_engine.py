@@ -58,7 +58,7 @@ from a2a_core.transport import (
 
 from . import _loops
 from ._agents import AgentRegistry
-from ._auth import Authenticator, identify
+from ._auth import Authenticator, challenges, identify
 from ._clock import new_uuid, wall_clock
 from ._loops import Loop, Scope, Waiter
 from ._outage import Outage
@@ -351,9 +351,9 @@ class Engine:
         try:
             if caller is None:
                 caller = identify(self.auth, request)
-            challenges = tuple(a.challenge() for a in self.auth) if caller is None else ()
+            said = challenges(self.auth, request.headers) if caller is None else ()
             number = self.server.receive(
-                request, self._clock(), caller=caller, challenges=challenges, base_url=base_url
+                request, self._clock(), caller=caller, challenges=said, base_url=base_url
             )
             slot = self._replies[number] = self._waiter()
             origin = self.telemetry.origin()

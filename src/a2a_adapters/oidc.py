@@ -164,7 +164,7 @@ class JwtBearer:
         return principal if isinstance(principal, str) and principal else None
 
     def challenge(self) -> str:
-        return 'Bearer realm="a2a", error="invalid_token"'
+        return 'Bearer realm="a2a"'
 
     def scheme(self) -> SecurityScheme:
         if self._static or self.jwks_url:

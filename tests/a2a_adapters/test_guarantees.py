@@ -104,6 +104,26 @@ def test_the_card_is_public_and_declares_the_scheme(secured: str) -> None:
     assert card["security"] == [{"bearer": []}]
 
 
+def test_a_401_says_invalid_token_only_to_a_request_that_presented_one(secured: str) -> None:
+    """RFC 6750 §3.1: a request with no credentials is told how to authenticate, with no error
+    code; one whose bearer token is wrong is told ``error="invalid_token"``."""
+    told: dict[str, set[str]] = {}
+    for what, headers in {
+        "none": A2A_HEADERS,
+        "basic": {**A2A_HEADERS, "Authorization": "Basic x"},
+        "wrong bearer": as_user("wrong"),
+    }.items():
+        for response in (
+            send(secured, headers, send_params("hi")),
+            httpx.get(f"{secured}/tasks/t-1", headers=headers, timeout=HTTP_TIMEOUT),
+        ):
+            assert response.status_code == 401
+            told.setdefault(what, set()).add(response.headers["www-authenticate"])
+    assert told["none"] == {'Bearer realm="a2a"'}
+    assert told["basic"] == {'Bearer realm="a2a"'}
+    assert told["wrong bearer"] == {'Bearer realm="a2a", error="invalid_token"'}
+
+
 def test_api_keys_authenticate_too() -> None:
     auth = [ApiKeys({"k-1": "carol"})]
     with running_server(multi_turn.agent, card=multi_turn.card, auth=auth) as url:
