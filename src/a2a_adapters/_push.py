@@ -340,7 +340,10 @@ class PushSender:
             addresses = await self._resolve(host, port)
         refused = [a for a in addresses if not address_allowed(a)]
         if not addresses or refused:
-            raise _Refused(f"{host} resolves to {', '.join(refused) or 'nothing'}")
+            raise _Refused(
+                f"{host} resolves to {', '.join(refused) or 'nothing'}; "
+                f"--push-allow-host {host} (push_allow_hosts) allows it"
+            )
         address = addresses[0]
         literal = f"[{address}]" if ":" in address else address
         netloc = f"{literal}:{parts.port}" if parts.port else literal

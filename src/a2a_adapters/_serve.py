@@ -58,10 +58,36 @@ def _first_line(obj: object, fallback: str) -> str:
     return doc.splitlines()[0] if doc else fallback
 
 
+#: Function names that say nothing of what an agent does: its module's name says more.
+_GENERIC_NAMES = frozenset({"agent", "agents", "main", "run", "handle", "handler", "__call__"})
+
+
+def human_name(identifier: str) -> str:
+    """``weather_bot`` as a person would write it: ``Weather Bot``."""
+    words = identifier.replace("_", " ").replace("-", " ").split()
+    return " ".join(word[:1].upper() + word[1:] for word in words)
+
+
+def _name_of(agent: object, *, several: bool = False) -> str:
+    """What a card calls an agent that came without one: its function's name, or, when that
+    is generic (``agent``) or names one of ``several`` (a dict's), its module's
+    (``examples.weather_bot`` → ``Weather Bot``)."""
+    target = getattr(agent, "func", agent)  # a functools.partial: what it calls
+    function = getattr(target, "__name__", "")
+    named = function and function not in _GENERIC_NAMES and not function.startswith("<")
+    if named and not several:
+        return human_name(function)
+    module = str(getattr(target, "__module__", "") or "").rpartition(".")[2]
+    if module and module != "__main__" and not module.startswith("_"):
+        return human_name(module)
+    return human_name(function) if function and not function.startswith("<") else "Agent"
+
+
 def default_card(agent: Agents, name: str | None = None) -> AgentCard:
-    """A card for an agent that came without one: named after it, described by its docstring."""
+    """A card for an agent that came without one: named after it (a person's name for it, not
+    a Python path), described by its docstring."""
     target = agent if not isinstance(agent, Mapping) else next(iter(agent.values()))
-    title = name or getattr(target, "__name__", None) or "agent"
+    title = name or _name_of(target, several=isinstance(agent, Mapping))
     return AgentCard(
         name=title, description=_first_line(target, f"The {title} agent."), version="1.0.0"
     )
@@ -95,7 +121,7 @@ def _card_for(card: AgentCard, agent: Agents, auth: Sequence[Authenticator]) -> 
                 skills=tuple(
                     AgentSkill(
                         id=skill_id,
-                        name=skill_id,
+                        name=human_name(skill_id),
                         description=_first_line(skill_agent, f"The {skill_id} skill."),
                         tags=("skill",),
                     )

@@ -145,11 +145,25 @@ def url_problem(url: str, allow_hosts: Collection[str] = ()) -> str | None:
     except ValueError:
         name = host.lower().rstrip(".")
         if name in _LOCAL_NAMES or name.endswith(".localhost"):
-            return f"{host} is a local address, which push notifications may not reach"
+            return (
+                f"{host} is a local address, which push notifications may not reach "
+                f"{_ALLOWING.format(host=host)}"
+            )
         return None  # a name: its addresses are checked when it is resolved for delivery
     if not address_allowed(ip):
-        return f"{host} is not a public address, which push notifications may not reach"
+        return (
+            f"{host} is not a public address, which push notifications may not reach "
+            f"{_ALLOWING.format(host=host)}"
+        )
     return None
+
+
+#: How the server's operator lets webhooks reach a host the guard refuses (said to the client,
+#: who may be that operator, testing: a webhook on 127.0.0.1 is the usual first try).
+_ALLOWING = (
+    "unless the server allows it: --push-allow-host {host} on the command line, "
+    "push_allow_hosts in serve() and CoreConfig"
+)
 
 
 def host_of(url: str) -> str:

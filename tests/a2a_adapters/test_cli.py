@@ -145,9 +145,11 @@ def test_serve_without_a_card_describes_the_agent() -> None:
         card = card_of(url)
         server.process.send_signal(signal.SIGTERM)
         server.process.wait(STOP_TIMEOUT)
-    # Named after the function, described by the first line of its docstring.
-    assert card["name"] == "agent"
+    # A name a person would give it (its function is called `agent`: its module's name says
+    # more), described by the first line of its docstring.
+    assert card["name"] == "Multi Turn"
     assert card["description"] == "Ask once, then answer."
+    assert [skill["name"] for skill in card["skills"]] == ["Multi Turn"]
     assert jsonrpc_url(card) == url + "/"
 
 

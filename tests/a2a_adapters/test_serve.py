@@ -171,3 +171,35 @@ def test_settings_in_seconds_or_timedeltas_are_both_accepted() -> None:
     assert build_engine(echo.agent, task_ttl=timedelta(minutes=1)).core.config.task_ttl == (
         timedelta(seconds=60)
     )
+
+
+async def weather_report(ctx: AgentContext) -> str:
+    """Tells the weather."""
+    return "sunny"
+
+
+async def agent(ctx: AgentContext) -> str:
+    return "hi"
+
+
+@pytest.mark.parametrize(
+    ("agent_of", "name", "skills"),
+    [
+        (weather_report, "Weather Report", []),
+        (functools.partial(weather_report), "Weather Report", []),
+        (agent, "Test Serve", []),  # a generic function name: its module's says more
+        (
+            {"daily_forecast": weather_report, "alerts": agent},
+            "Test Serve",
+            ["Daily Forecast", "Alerts"],
+        ),
+    ],
+)
+def test_a_card_made_for_an_agent_has_a_name_a_person_would_give_it(
+    agent_of: Any, name: str, skills: list[str]
+) -> None:
+    engine = build_engine(agent_of)
+    card = engine.core.card("http://localhost")
+    assert card.name == name
+    if skills:
+        assert [skill.name for skill in card.skills] == skills

@@ -262,3 +262,13 @@ def test_any_id_becomes_a_header_value_that_decodes_back(value: str) -> None:
     assert all("!" <= char <= "~" for char in encoded)  # visible ASCII: any client sends it
     assert "/" not in encoded
     assert unquote(encoded, errors="surrogatepass") == value
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/hook", "http://localhost/hook"])
+def test_a_refused_webhook_says_which_setting_allows_it(url: str) -> None:
+    host = url.split("//")[1].split(":")[0].split("/")[0]
+    problem = url_problem(url)
+    assert problem is not None
+    assert f"--push-allow-host {host}" in problem
+    assert "push_allow_hosts" in problem
+    assert url_problem(url, [host]) is None
