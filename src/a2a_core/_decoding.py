@@ -338,7 +338,10 @@ class Decoder:
                 "0.3; this server speaks 1.0 (send A2A-Version: 1.0)"
             )
         else:
-            message = f"Protocol version is not supported: {version!r}; this server speaks 1.0"
+            message = (
+                f"Protocol version is not supported: {version!r}; this server speaks 1.0 "
+                "(send A2A-Version: 1.0)"
+            )
         return VersionNotSupportedError(
             message, metadata={"requestedVersion": version or "0.3", "supportedVersions": "1.0"}
         )

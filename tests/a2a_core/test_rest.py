@@ -19,6 +19,7 @@ from a2a_core import (
     ArtifactChunk,
     CancelTaskRequest,
     Core,
+    CoreConfig,
     DeleteTaskPushNotificationConfigRequest,
     ErrorMapping,
     GetExtendedAgentCardRequest,
@@ -88,6 +89,7 @@ from a2a_core.errors import (
     UnavailableError,
     UnsupportedOperationError,
 )
+from a2a_core.testing import Driver
 from a2a_core.transport import Caller, HttpRequest, HttpResponse
 
 from .support import (
@@ -1300,3 +1302,34 @@ def test_a_sample_task_renders_the_same_after_a_round_trip() -> None:
     routed = dispatch(core, rest("GET", "/tasks/t"))
     body = ok_json(core.render(routed, Respond(task)))
     assert core.codec.decode(Task, body, "") == task
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        (
+            "POST",
+            "/message:send",
+            {"message": {"messageId": "m", "role": "ROLE_USER", "parts": []}},
+        ),
+        ("GET", "/tasks/t-1", None),
+        ("GET", "/tasks", None),
+    ],
+)
+def test_a_rest_call_without_a2a_version_is_told_which_header_to_send(
+    method: str, path: str, body: Any
+) -> None:
+    """HTTP+JSON exists in A2A 1.0 only, and no header means 0.3: the refusal says what to send."""
+    driver = Driver(config=CoreConfig(card=AgentCard(name="rest", description="-", version="1")))
+    raw = json.dumps(body).encode() if body is not None else b""
+    headers = {"content-type": "application/json"} if body is not None else {}
+    answer = driver.request(HttpRequest(method, path, headers, raw)).response
+    assert answer is not None
+    assert answer.status == 400
+    message = json.loads(answer.body)["error"]["message"]
+    assert "send A2A-Version: 1.0" in message
+    assert "no A2A-Version header was sent" in message
+    headers = {**headers, "a2a-version": "1"}
+    answer = driver.request(HttpRequest(method, path, headers, raw)).response
+    assert answer is not None
+    assert "'1'; this server speaks 1.0 (send A2A-Version: 1.0)" in answer.body.decode()
