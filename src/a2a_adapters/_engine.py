@@ -66,7 +66,7 @@ from ._push import PushSender
 from ._runs import Slot, close_shielded, run_agent
 from ._streaming import HttpStream, stream_body
 from ._telemetry import UNTRACED, RunSpan, Telemetry, _Untraced
-from .stores import StoreUnavailable
+from .stores import MemoryStore, StoreUnavailable
 
 if TYPE_CHECKING:
     from opentelemetry.trace import SpanContext
@@ -279,19 +279,48 @@ class Engine:
     async def aclose(self) -> None:
         """Shut down gracefully (safe to call twice): streams end, running agents get the
         graceful period, those still going are stopped with a record, queued pushes go out
-        within the period, then everything stops. With nothing running it returns at once."""
+        within the period, then everything stops. With nothing running it returns at once.
+        What it waits for, and what it leaves, is logged."""
         if self._group is None:
             return
         self.begin_shutdown()
+        runs, queued = self.server.live_runs, self.push.pending if self.push else 0
+        if runs or queued:
+            log.info(
+                "stopping: waiting up to %g s for %s",
+                self._grace,
+                _and(_count(runs, "agent run"), _count(queued, "push notification")),
+            )
         deadline = anyio.current_time() + self._grace
         with anyio.move_on_after(self._grace):
             await _until(lambda: self.server.live_runs == 0)
+        stopped = self.server.live_runs
+        if stopped:
+            log.warning(
+                "stopping: %s still going after %g s: stopped, %s failed with a record of why",
+                _count(stopped, "agent run"),
+                self._grace,
+                "its task" if stopped == 1 else "their tasks",
+            )
         await self._call(self.server.abandon_runs)
         with anyio.move_on_after(STOP_GRACE):
             await _until(lambda: not self._runs and self.server.busy == 0)
         if self.push is not None:
             with anyio.move_on_after(max(deadline - anyio.current_time(), 0.0)):
                 await self.push.drain()
+            left = self.push.pending
+            if left:
+                kept = (
+                    "lost with the memory store"
+                    if isinstance(self.store, MemoryStore)
+                    else "kept in the store's outbox: the next server on it delivers them"
+                )
+                log.warning(
+                    "stopping: %s not delivered within %g s, %s",
+                    _count(left, "push notification"),
+                    self._grace,
+                    kept,
+                )
         if self._group is not None:
             self._group.cancel_scope.cancel()
         await self._stopped.wait()
@@ -724,3 +753,11 @@ class _Run:
 async def _until(condition: Callable[[], bool]) -> None:
     while not condition():  # noqa: ASYNC110  shutdown only, on conditions that change everywhere
         await anyio.sleep(0.01)
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number} {thing}" + ("" if number == 1 else "s")
+
+
+def _and(*parts: str) -> str:
+    return " and ".join(part for part in parts if not part.startswith("0 "))

@@ -119,6 +119,7 @@ class PushSender:
         self.report: Callable[[Notify, int | None], Awaitable[None]] = _ignore
         #: Notifications given up on: retries exhausted, or dropped from a full queue.
         self.given_up = 0
+        self._flying = 0
         #: ``ahead(notify, handled)``: whether another server still owes an earlier notification
         #: of the same task to the same webhook, or this one does after event ``handled`` (the
         #: latest this sender took off that webhook's queue), not handed to the sender yet
@@ -162,6 +163,11 @@ class PushSender:
         else:
             queue.append(notify)
 
+    @property
+    def pending(self) -> int:
+        """Notifications queued or being delivered (a retry's wait included)."""
+        return self._flying + sum(len(queue) for queue in self._queues.values())
+
     async def drain(self) -> None:
         """Return once every queued notification has been sent or given up on."""
         while not self._idle.is_set():
@@ -189,6 +195,7 @@ class PushSender:
                 # *waiting* event, never the one in flight.
                 notify = queue.popleft()
                 self._handled[key] = max(self._handled.get(key, 0), notify.seq)
+                self._flying += 1
                 try:
                     await self._deliver(notify, client)
                 except Exception:
@@ -199,6 +206,8 @@ class PushSender:
                         notify.task_id,
                         notify.url,
                     )
+                finally:
+                    self._flying -= 1
                 await self._reported(notify, None)
                 while self._dropped:
                     await self._reported(self._dropped.pop(), None)

@@ -6,6 +6,7 @@ off half way.
 """
 
 import asyncio
+import re
 import signal
 import subprocess
 import sys
@@ -23,16 +24,19 @@ from a2a_adapters.asyncio import bind_socket
 from a2a_core import AgentContext, working
 from a2a_core.store import Reads, Snapshot
 from examples import echo
+from tests.a2a_adapters import processes
 from tests.a2a_adapters.support import (
     COMPLETED,
+    FAILED,
     WORKING,
     new_id,
     result_of,
     rpc,
+    send_params,
     wait_for_state,
     wait_until,
 )
-from tests.a2a_adapters.webhooks import Receiver, receiving
+from tests.a2a_adapters.webhooks import Answer, Receiver, receiving
 from tests.servers import serving
 
 pytestmark = pytest.mark.usefixtures("adapter")
@@ -233,3 +237,55 @@ def test_a_shutdown_begun_outside_any_task_with_store_work_queued_fails_nothing(
         return errors
 
     assert asyncio.run(scenario()) == []
+
+
+# --- what a stop says --------------------------------------------------------------------------
+
+
+def test_a_stop_says_what_it_waits_for_and_what_it_leaves_for_the_next_start(
+    adapter: str, tmp_path: Path
+) -> None:
+    """A run that outlasts the grace and a webhook that hangs: the log says what the stop waits
+    for, then what it stopped and what it left; the port is free again; and the next server
+    on the same store delivers what was left."""
+    store = f"sqlite:{tmp_path / 'tasks.db'}"
+    args = ["--shutdown-grace", "1", "--push-allow-host", "127.0.0.1"]
+    with receiving() as receiver:
+        receiver.always("/hook", Answer(200, delay=30))  # past the grace: still in flight
+        server = processes.start(store, loop=adapter, agent_log=tmp_path / "runs.log", args=args)
+        try:
+            url = server.wait_for_url()
+            port = int(url.rsplit(":", 1)[1])
+            params = send_params("work 1 20000", return_immediately=True)  # 20 s: past the grace
+            params["configuration"]["taskPushNotificationConfig"] = {"url": receiver.url + "/hook"}
+            task_id = result_of(rpc(url, "SendMessage", params))["task"]["id"]
+            receiver.wait_for(1, "/hook")
+            started = time.monotonic()
+            code = server.stop()
+            took = time.monotonic() - started
+        finally:
+            server.kill()
+        log = server.stderr
+        assert code == 0, log
+        assert took < 10, took
+        assert "stopping: waiting up to 1 s for 1 agent run and " in log, log
+        assert "stopping: 1 agent run still going after 1 s: stopped, its task failed" in log
+        left = r"stopping: \d+ push notifications? not delivered within 1 s, kept in the store's"
+        assert re.search(left, log), log
+        with bind_socket("127.0.0.1", port):  # the port was released
+            pass
+        receiver.always("/hook", 200)
+        again = processes.start(store, loop=adapter, agent_log=tmp_path / "runs.log", args=args)
+        try:
+            again.wait_for_url()
+            assert wait_until(lambda: _heard_failed(receiver, task_id), timeout=10.0)
+        finally:
+            again.kill()
+
+
+def _heard_failed(receiver: Receiver, task_id: str) -> bool:
+    for delivery in receiver.deliveries("/hook"):
+        update = delivery.json().get("statusUpdate")
+        if update and update["taskId"] == task_id and update["status"]["state"] == FAILED:
+            return True
+    return False
