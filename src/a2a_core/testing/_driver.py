@@ -117,7 +117,8 @@ _NO_LOOP = ("no running event loop", "asynchronous event loop", "from async cont
 def _needs_loop(what: object) -> UsageError:
     return UsageError(
         f"the agent awaited the event loop ({what}), which the driver does not run: "
-        "script that agent's output with agent_yields / agent_returns instead"
+        "script that agent's output with agent_yields / agent_returns instead, or run it in "
+        "a2a_adapters.testing.Harness, which runs the real engine in your event loop"
     )
 
 
