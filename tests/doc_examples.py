@@ -171,15 +171,25 @@ def _write_file(state: _State, name: str, source: str) -> None:
     path.write_text(source)
 
 
+def _file_or_server(
+    state: _State, pending: tuple[str, str] | None, command: list[str], example: Example
+) -> bool:
+    """Whether the block is a file to write or a server to start (and that is done), not a
+    program to run; ``command`` runs the block."""
+    if pending is not None and pending[0] == "file":
+        _write_file(state, pending[1], str(example.parsed))
+        return True
+    if pending is not None and pending[0] == "serve":
+        _serve(state, command, example)
+        return True
+    return False
+
+
 def _python(example: Example) -> None:
     state = _state(example)
     pending = state.take()
     source = str(example.parsed)
-    if pending is not None and pending[0] == "file":
-        _write_file(state, pending[1], source)
-        return
-    if pending is not None and pending[0] == "serve":
-        _serve(state, [sys.executable, "-c", state.localized(source)], example)
+    if _file_or_server(state, pending, [sys.executable, "-c", state.localized(source)], example):
         return
     if pending is not None and pending[0] != "expect":
         raise ValueError(f"doc: {pending[0]} does not go with a Python block")
@@ -209,11 +219,7 @@ def _shell(example: Example) -> None:
     state = _state(example)
     pending = state.take()
     source = str(example.parsed)
-    if pending is not None and pending[0] == "file":
-        _write_file(state, pending[1], source)
-        return
-    if pending is not None and pending[0] == "serve":
-        _serve(state, [BASH, "-euo", "pipefail", "-c", source], example)
+    if _file_or_server(state, pending, [BASH, "-euo", "pipefail", "-c", source], example):
         return
     cwd = state.workdir
     if pending is not None and pending[0] == "dry-run":
