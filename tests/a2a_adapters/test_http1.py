@@ -1,12 +1,15 @@
 """The trio adapter's own HTTP/1.1 server (``a2a_adapters.trio._http1``), over real sockets on
 127.0.0.1 with raw HTTP: keep-alive, pipelining, request bodies (chunked, ``Expect:
-100-continue``), streamed responses and the client leaving them, refusals, and shutdown.
+100-continue``), streamed responses and the client leaving them, refusals, shutdown, request
+smuggling (framing two readers could read two ways), and the limits and timeouts: what users of
+a server library get from its own tests, kept here for the server written in its place.
 
 It serves a small ASGI application of the test's, so that every byte each side sends is known;
 the A2A suites run it under the real application (the ``adapter`` fixture's trio side).
 """
 
 import json
+import os
 import socket
 import threading
 import time
@@ -19,11 +22,14 @@ import attrs
 import pytest
 import trio
 
-from a2a_adapters import ConnectionLimits
+from a2a_adapters import ConnectionLimits, build_engine
 from a2a_adapters._asgi import WHOLE
 from a2a_adapters._sockets import bind_socket
-from a2a_adapters.trio._http1 import PREFACE, Http1Server
+from a2a_adapters.trio._http1 import PREFACE, READ_AHEAD, READ_SIZE, Http1Server
+from examples import echo
+from tests import servers
 from tests.a2a_adapters import rawhttp
+from tests.a2a_adapters.support import CARD_PATH
 
 Message = dict[str, Any]
 
@@ -90,6 +96,8 @@ def _app(events: list[tuple[str, str]]) -> Any:
             return
         if path == "/slow":
             await trio.sleep(0.5)
+        if path == "/hold":  # holds its connection a while (pipelined requests wait)
+            await trio.sleep(2.0)
         body = await _read_body(receive)
         if body is None:
             events.append(("disconnect", path))
@@ -101,6 +109,8 @@ def _app(events: list[tuple[str, str]]) -> Any:
                 "query": scope["query_string"].decode(),
                 "body": body.decode("latin-1"),
                 "version": scope["http_version"],
+                # What the application was given, once it has the whole body (trailers came).
+                **({"headers": _fields(scope["headers"])} if path == "/headers" else {}),
             }
         ).encode()
         if path == "/chunked":  # no content-length: the server chunks it
@@ -116,6 +126,10 @@ def _app(events: list[tuple[str, str]]) -> Any:
         events.append(("done", path))
 
     return app
+
+
+def _fields(headers: list[tuple[bytes, bytes]]) -> list[list[str]]:
+    return [[name.decode("latin-1"), value.decode("latin-1")] for name, value in headers]
 
 
 async def _stream(receive: Any, send: Any, events: list[tuple[str, str]]) -> None:
@@ -486,3 +500,599 @@ def test_shutdown_closes_idle_connections_at_once_and_finishes_answers_under_way
         assert rawhttp.closed(busy)
         idle.close()
         busy.close()
+
+
+# --- request smuggling --------------------------------------------------------------------------
+#
+# Whatever a client sends, the server either refuses it (400 or 431, then closes) or reads it one
+# unambiguous way: the application never sees two requests where one was sent, nor a body framed
+# otherwise than the client (and any proxy in front, reading it the strict way) framed it.
+
+SMUGGLED = b"GET /smuggled HTTP/1.1\r\nHost: t\r\n\r\n"
+#: Its length, as a Content-Length says it.
+LENGTH = b"%d" % len(SMUGGLED)
+
+
+def _chunked(body: bytes) -> bytes:
+    return b"%x\r\n%b\r\n0\r\n\r\n" % (len(body), body)
+
+
+def _head(*lines: bytes, start: bytes = b"POST /echo HTTP/1.1") -> bytes:
+    return b"\r\n".join([start, b"Host: t", *lines]) + b"\r\n\r\n"
+
+
+def _refused_unserved(served: Served, request: bytes, status: int = 400) -> dict[str, Any]:
+    """The request is refused with ``status`` and its connection closed, and the application
+    served nothing on it: neither the request nor what was smuggled in it."""
+    error = _refused(served.url, request, status)
+    assert [event for event in served.events if event[0] == "done"] == []
+    return error
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        _head(b"Transfer-Encoding: gzip") + SMUGGLED,
+        _head(b"Transfer-Encoding: gzip, chunked") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding: identity, chunked") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding: chunked, identity") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding: chunked, chunked") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding: xchunked") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding: chunked;q=1") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding: chunked", b"Transfer-Encoding: identity") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding: chunked", b"Transfer-Encoding: chunked") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding:") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding : chunked", b"Content-Length: 5") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding: gzip", b"Content-Length: " + LENGTH) + SMUGGLED,
+        _head(b"Content-Length: " + LENGTH, b"Transfer-Encoding: chunked") + _chunked(SMUGGLED),
+        _head(b"Transfer-Encoding: chunked", b"Content-Length: 0", start=b"POST /echo HTTP/1.0")
+        + _chunked(SMUGGLED),
+    ],
+    ids=[
+        "gzip",
+        "gzip-then-chunked",
+        "identity-then-chunked",
+        "chunked-then-identity",
+        "chunked-twice",
+        "xchunked",
+        "chunked-with-parameter",
+        "two-fields-chunked-identity",
+        "two-fields-chunked-chunked",
+        "empty",
+        "space-before-colon",
+        "gzip-and-length",
+        "length-then-chunked",
+        "http-1.0-chunked-and-length",
+    ],
+)
+def test_a_transfer_encoding_other_than_chunked_alone_is_refused(
+    server: Served, request_bytes: bytes
+) -> None:
+    """Only ``chunked`` is a transfer coding the server can undo; with any other (or with a
+    Content-Length beside it) the body's end, or its bytes, would be a guess."""
+    _refused_unserved(server, request_bytes)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        (b"Transfer-Encoding: CHUNKED",),
+        (b"transfer-encoding:\tChunked  ",),
+        (b"TE: trailers, deflate", b"Transfer-Encoding: chunked"),
+    ],
+    ids=["upper-case", "tab-and-spaces", "te-is-another-field"],
+)
+def test_a_chunked_body_is_read_one_way_whatever_the_case_and_spacing(
+    server: Served, fields: tuple[bytes, ...]
+) -> None:
+    """Field names and coding names are case-insensitive, and the spaces around a value are not
+    part of it: each is a chunked body, and what follows it is the next request."""
+    request = _head(*fields) + _chunked(SMUGGLED) + rawhttp.head("GET", "/next")
+    with rawhttp.connect(server.url) as sock:
+        sock.sendall(request)
+        first, second = _answers(sock, 2)
+    assert _json(first)["body"] == SMUGGLED.decode()
+    assert _json(second)["path"] == "/next"
+    assert ("done", "/smuggled") not in server.events
+
+
+def test_a_chunked_http_1_0_request_is_answered_once_and_its_connection_closed(
+    server: Served,
+) -> None:
+    """HTTP/1.0 has no chunked coding: its framing is suspect (RFC 9112, 6.1), so whatever
+    follows it on the connection is never read as a request."""
+    request = _head(b"Transfer-Encoding: chunked", start=b"POST /echo HTTP/1.0")
+    with rawhttp.connect(server.url) as sock:
+        sock.sendall(request + _chunked(b"abc") + SMUGGLED)
+        data = _read_until(sock, b"\x00")  # until the server closes
+    assert data.count(b"HTTP/1.1 ") == 1
+    assert b"connection: close" in data
+    assert json.loads(data.partition(b"\r\n\r\n")[2])["body"] == "abc"
+    assert ("done", "/smuggled") not in server.events
+
+
+@pytest.mark.parametrize(
+    "length",
+    [
+        [b"Content-Length: " + LENGTH, b"Content-Length: " + LENGTH],
+        [b"Content-Length: 0", b"Content-Length: " + LENGTH],
+        [b"Content-Length: %b, %b" % (LENGTH, LENGTH)],
+        [b"Content-Length: -" + LENGTH],
+        [b"Content-Length: +" + LENGTH],
+        [b"Content-Length: 0x%x" % len(SMUGGLED)],
+        [b"Content-Length: 3 5"],
+        [b"Content-Length: %b.0" % LENGTH],
+        [b"Content-Length: 1" + b"0" * 30],
+        [b"Content-Length:"],
+    ],
+    ids=[
+        "twice-equal",
+        "twice-different",
+        "list",
+        "negative",
+        "plus",
+        "hex",
+        "space-inside",
+        "decimal",
+        "overflow",
+        "empty",
+    ],
+)
+def test_a_content_length_that_is_not_one_decimal_number_is_refused(
+    server: Served, length: list[bytes]
+) -> None:
+    _refused_unserved(server, _head(*length) + SMUGGLED)
+
+
+def test_header_values_reach_the_application_without_the_spaces_around_them(
+    server: Served,
+) -> None:
+    request = b"GET /headers HTTP/1.1\r\nHost:  test \t\r\nAuthorization:\tBearer t0ken  \r\n"
+    with rawhttp.connect(server.url) as sock:
+        sock.sendall(request + b"X-Empty: \r\n\r\n")
+        answer = _json(rawhttp.read_answer(sock))
+    assert answer["headers"] == [
+        ["host", "test"],
+        ["authorization", "Bearer t0ken"],
+        ["x-empty", ""],
+    ]
+
+
+def test_a_content_length_with_leading_zeros_and_spaces_is_that_number(server: Served) -> None:
+    with rawhttp.connect(server.url) as sock:
+        sock.sendall(
+            _head(b"Content-Length:  0%b " % LENGTH) + SMUGGLED + rawhttp.head("GET", "/next")
+        )
+        first, second = _answers(sock, 2)
+    assert _json(first)["body"] == SMUGGLED.decode()
+    assert _json(second)["path"] == "/next"
+    assert ("done", "/smuggled") not in server.events
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        _head(b"X-A: a", b" folded") + SMUGGLED,
+        _head(b"X-A: a", b"\tfolded") + SMUGGLED,
+        _head(b"Transfer-Encoding: identity", b" chunked", b"Content-Length: " + LENGTH) + SMUGGLED,
+        _head(b" Transfer-Encoding: chunked", b"Content-Length: " + LENGTH) + SMUGGLED,
+        b"POST /echo HTTP/1.1\nHost: t\nContent-Length: %b\n\n" % LENGTH + SMUGGLED,
+        b"POST /echo HTTP/1.1\r\nHost: t\nContent-Length: %b\r\n\r\n" % LENGTH + SMUGGLED,
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: %b\n\r\n" % LENGTH + SMUGGLED,
+        b"POST /echo HTTP/1.1\rHost: t\r\nContent-Length: %b\r\n\r\n" % LENGTH + SMUGGLED,
+        b"POST /echo HTTP/1.1\r\nHost: t\r\nX-A: a\rContent-Length: %b\r\n\r\n" % LENGTH + SMUGGLED,
+        _head(b"Host: elsewhere", b"Content-Length: " + LENGTH) + SMUGGLED,
+    ],
+    ids=[
+        "obs-fold-space",
+        "obs-fold-tab",
+        "obs-fold-transfer-encoding",
+        "space-before-first-field",
+        "bare-lf-everywhere",
+        "bare-lf-after-a-field",
+        "bare-lf-ending-the-head",
+        "bare-cr-after-the-request-line",
+        "bare-cr-inside-a-field",
+        "two-hosts",
+    ],
+)
+def test_a_head_a_strict_reader_would_read_otherwise_is_refused_with_400(
+    server: Served, request_bytes: bytes
+) -> None:
+    """Line folding, bare LF or CR for CRLF, a second Host: each a way for two readers of one
+    head to disagree. All are 400 (never 505: nothing is wrong with the version)."""
+    assert _refused_unserved(server, request_bytes)["status"] == "INVALID_ARGUMENT"
+
+
+def _chunked_head(target: str = "/echo") -> bytes:
+    return rawhttp.head("POST", target, {"Transfer-Encoding": "chunked"})
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"3\nabc\r\n0\r\n\r\n",
+        b"3\r\nabc\n0\r\n\r\n",
+        b"3\r\nabc\r\n0\n\n",
+        b"3;ext\nabc\r\n0\r\n\r\n",
+        b"3\r\nabcX0\r\n\r\n",
+        b"3\r\nabcdef\r\n0\r\n\r\n",
+        b"1" + b"0" * 16 + b"3\r\nabc\r\n0\r\n\r\n",
+        b"f" * 17 + b"\r\nabc\r\n0\r\n\r\n",
+        b"-3\r\nabc\r\n0\r\n\r\n",
+        b"0x3\r\nabc\r\n0\r\n\r\n",
+        b"3 \r\nabc\r\n0\r\n\r\n",
+        b"\r\n3\r\nabc\r\n0\r\n\r\n",
+        b"3\r\nabc\r\n0\r\nContent-Length: 9\r\n\r\n",
+    ],
+    ids=[
+        "bare-lf-after-size",
+        "bare-lf-after-data",
+        "bare-lf-last-chunk",
+        "bare-lf-after-extension",
+        "no-crlf-after-data",
+        "data-longer-than-size",
+        "size-overflows-64-bits",
+        "size-of-17-digits",
+        "negative-size",
+        "hex-prefix",
+        "space-after-size",
+        "empty-size-line",
+        "content-length-trailer",
+    ],
+)
+def test_a_malformed_chunked_body_is_refused_with_400(server: Served, body: bytes) -> None:
+    """Known to be malformed once the head is in, the request is refused before the application
+    is called; found malformed while the application reads it, the application is told the
+    client left, and the client why (not just hung up on). Both, for each case."""
+    _refused_unserved(server, _chunked_head() + body + SMUGGLED)
+    assert server.events == []
+    with rawhttp.connect(server.url) as sock:
+        # The 100 Continue says the application is reading: the body comes after it.
+        fields = {"Transfer-Encoding": "chunked", "Expect": "100-continue"}
+        sock.sendall(rawhttp.head("POST", "/echo", fields))
+        assert _read_until(sock, b"\r\n\r\n") == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body + SMUGGLED)
+        answer = rawhttp.read_answer(sock)
+        assert answer.status == 400
+        assert answer.headers["connection"] == "close"
+        assert _json(answer)["error"]["message"].startswith("malformed request: ")
+        assert rawhttp.closed(sock)
+    assert server.saw(("disconnect", "/echo"))
+    assert [event for event in server.events if event[0] == "done"] == []
+
+
+def test_a_malformed_chunked_body_is_refused_before_a_handler_that_never_reads_it(
+    server: Served,
+) -> None:
+    """Known to be malformed before the application is called: it is not called (a handler
+    that answers without reading the body would otherwise answer it)."""
+    _refused_unserved(server, rawhttp.head("POST", "/unread", {"Transfer-Encoding": "gzip"}))
+    _refused_unserved(server, _chunked_head("/unread") + b"zz\r\n")
+
+
+def _flood(sock: socket.socket, first: bytes, more: bytes, *, limit: int) -> tuple[int, bytes]:
+    """Send ``first``, then ``more`` again and again until the server answers or hangs up;
+    return the bytes sent and the start of the answer. Fails the test once ``limit`` bytes
+    are sent (or after :data:`rawhttp.DEADLINE`) with neither."""
+    sock.sendall(first)
+    sent = len(first)
+    deadline = time.monotonic() + rawhttp.DEADLINE
+    while sent < limit and time.monotonic() < deadline:
+        try:
+            sock.sendall(more)
+        except (BrokenPipeError, ConnectionResetError):
+            break
+        sent += len(more)
+        # (A moment's wait each time: the server runs in a thread of this process, and a
+        # client that never let go of the interpreter would measure its own speed.)
+        if rawhttp.readable(sock, 0.001):
+            break
+    else:
+        raise AssertionError(f"the server took {sent} bytes without answering")
+    try:
+        answer = _read_until(sock, b"\r\n\r\n", timeout=5)
+    except ConnectionResetError:
+        answer = b""
+    return sent, answer
+
+
+def test_an_endless_chunk_extension_is_cut_off_not_read_until_the_body_timeout(
+    server: Served,
+) -> None:
+    """Chunk extensions never reach the application (nor count against its body limit): the
+    size line they sit on is bounded as a head is."""
+    with rawhttp.connect(server.url) as sock:
+        start = time.monotonic()
+        sent, answer = _flood(sock, _chunked_head() + b"3;a=", b"b" * 512, limit=1024 * 1024)
+        took = time.monotonic() - start
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert sent < 64 * 1024
+    assert took < LIMITS.body_timeout
+
+
+def test_trailers_are_read_and_dropped_never_merged_into_the_head(server: Served) -> None:
+    """A trailer field is not a header: one that was (``Authorization``, a second ``Host``)
+    would reach the application past whatever checked the head."""
+    trailers = b"0\r\nAuthorization: Bearer forged\r\nHost: elsewhere\r\nX-Trailer: t\r\n\r\n"
+    with rawhttp.connect(server.url) as sock:
+        sock.sendall(_chunked_head("/headers") + b"3\r\nabc\r\n" + trailers)
+        answer = _json(rawhttp.read_answer(sock))
+        sock.sendall(rawhttp.head("GET", "/next"))  # and the connection carries on
+        assert _json(rawhttp.read_answer(sock))["path"] == "/next"
+    assert answer["body"] == "abc"
+    assert answer["headers"] == [["host", "test"], ["transfer-encoding", "chunked"]]
+
+
+def test_an_endless_trailer_field_is_cut_off_with_431(server: Served) -> None:
+    """httptools keeps a field whole until it ends: a trailer that never ends is bounded as
+    a head is, not buffered until the body timeout."""
+    with rawhttp.connect(server.url) as sock:
+        first = _chunked_head() + b"3\r\nabc\r\n0\r\nX-Endless: "
+        sent, answer = _flood(sock, first, b"e" * 512, limit=4 * 1024 * 1024)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer
+    assert sent < 64 * 1024
+
+
+def test_too_many_trailer_fields_are_refused_with_431(server: Served) -> None:
+    fields = b"".join(b"X-T-%d: v\r\n" % n for n in range(LIMITS.max_header_count + 5))
+    _refused(server.url, _chunked_head() + b"3\r\nabc\r\n0\r\n" + fields + b"\r\n", 431)
+
+
+def test_a_chunk_size_past_the_body_limit_is_413_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body limit is the application's (the real one here): a chunk that declares more
+    is read up to the limit and answered then, not waited for."""
+    monkeypatch.setattr(servers, "ADAPTER", "trio")
+    engine = build_engine(echo.agent, card=echo.card, max_body_bytes=1024)
+    with servers.running_app(servers.create_app(engine)) as url, rawhttp.connect(url) as sock:
+        head = rawhttp.head(
+            "POST",
+            "/",
+            {"Transfer-Encoding": "chunked", "Content-Type": "application/json"},
+        )
+        sock.sendall(head + b"10000000000\r\n" + b"x" * 2048)  # a chunk of 2**40 bytes
+        answer = rawhttp.read_answer(sock, timeout=5)
+        assert answer.status == 413
+        assert answer.headers["connection"] == "close"
+        assert rawhttp.closed(sock)
+
+
+def test_an_upgrade_is_not_followed_and_nothing_after_it_is_read_as_a_request(
+    server: Served,
+) -> None:
+    fields = {"Connection": "Upgrade", "Upgrade": "websocket"}
+    with rawhttp.connect(server.url) as sock:
+        sock.sendall(rawhttp.head("GET", "/echo", fields) + SMUGGLED)
+        data = _read_until(sock, b"\x00")  # until the server closes
+    assert data.count(b"HTTP/1.1 ") == 1
+    assert data.startswith(b"HTTP/1.1 200 ")
+    assert b"connection: close" in data
+    assert ("done", "/smuggled") not in server.events
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"Content-Length": str(len(SMUGGLED))}, {"Transfer-Encoding": "chunked"}],
+    ids=["length", "chunked"],
+)
+def test_an_upgrade_with_a_body_is_refused_not_served_without_it(
+    server: Served, fields: dict[str, str]
+) -> None:
+    """httptools has llhttp skip the body of a request asking for an upgrade (taken for the
+    other protocol's bytes): served, it would reach the application empty."""
+    body = SMUGGLED if "Content-Length" in fields else _chunked(SMUGGLED)
+    upgrade = {"Connection": "Upgrade", "Upgrade": "h2c", **fields}
+    _refused_unserved(server, rawhttp.head("POST", "/echo", upgrade) + body)
+
+
+# --- pipelining ---------------------------------------------------------------------------------
+
+
+def test_many_requests_in_one_write_are_each_answered_once_in_order(server: Served) -> None:
+    count = 50
+    with rawhttp.connect(server.url) as sock:
+        sock.sendall(b"".join(rawhttp.head("GET", f"/echo?n={n}") for n in range(count)))
+        answers = _answers(sock, count)
+    assert [_json(a)["query"] for a in answers] == [f"n={n}" for n in range(count)]
+    deadline = time.monotonic() + 5  # (the last is noted just after its answer is written)
+    while server.events.count(("done", "/echo")) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.events.count(("done", "/echo")) == count
+
+
+def test_a_request_pipelined_after_a_chunked_body_is_the_next_request(server: Served) -> None:
+    with rawhttp.connect(server.url) as sock:
+        sock.sendall(_chunked_head() + _chunked(SMUGGLED) + rawhttp.head("GET", "/next"))
+        first, second = _answers(sock, 2)
+    assert _json(first)["body"] == SMUGGLED.decode()
+    assert _json(second)["path"] == "/next"
+    assert ("done", "/smuggled") not in server.events
+
+
+def test_a_body_that_holds_a_request_is_a_body(server: Served) -> None:
+    """A GET with a Content-Length has a body like any request: what is in it is not read as a
+    request, and what follows it is."""
+    request = rawhttp.head("GET", "/echo", {"Content-Length": str(len(SMUGGLED))}) + SMUGGLED
+    with rawhttp.connect(server.url) as sock:
+        sock.sendall(request + rawhttp.head("GET", "/next"))
+        first, second = _answers(sock, 2)
+    assert _json(first)["body"] == SMUGGLED.decode()
+    assert _json(second)["path"] == "/next"
+    assert ("done", "/smuggled") not in server.events
+
+
+def _socket_buffers() -> int:
+    """The most a server's socket could hold unread, with a client's 64 KiB send buffer."""
+    with open("/proc/sys/net/ipv4/tcp_rmem") as rmem:
+        most = int(rmem.read().split()[2])
+    return most + 2 * 64 * 1024
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/sys/net/ipv4/tcp_rmem"), reason="Linux only")
+def test_pipelined_requests_are_not_read_ahead_without_bound(server: Served) -> None:
+    """While a request is served, the server reads on (to notice its client leave) but no
+    further than the next request: a client sending more meets TCP's flow control, and the
+    server's memory holds nothing of it."""
+    body = b"p" * 32 * 1024
+    pipelined = _post("/echo", body)
+    bound = _socket_buffers() + READ_AHEAD + 2 * READ_SIZE + len(pipelined)
+    sent = 0
+    with rawhttp.connect(server.url) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)
+        sock.sendall(rawhttp.head("GET", "/stream"))  # served until the client leaves
+        sock.setblocking(False)
+        deadline = time.monotonic() + rawhttp.DEADLINE
+        stuck_since: float | None = None
+        while sent <= bound + 16 * 1024 * 1024 and time.monotonic() < deadline:
+            try:
+                sent += sock.send(pipelined)
+                stuck_since = None
+            except BlockingIOError:
+                now = time.monotonic()
+                stuck_since = stuck_since or now
+                if now - stuck_since > 0.5:  # the server no longer reads
+                    break
+                time.sleep(0.01)
+    assert sent <= bound, f"the server took {sent} bytes of requests it had not come to"
+    assert ("done", "/echo") not in server.events
+    assert server.saw(("disconnect", "/stream"))
+
+
+# --- limits and timeouts ----------------------------------------------------------------------
+
+#: Timeouts short enough for quick tests, far enough apart to tell which timer acted.
+QUICK = attrs.evolve(LIMITS, keep_alive_timeout=0.5, header_timeout=1.0, body_timeout=1.0)
+#: Seconds within which a limit of about a second must have acted (a loaded machine is slow).
+ACTS_WITHIN = 4.0
+
+
+@pytest.mark.parametrize(
+    ("first", "more"),
+    [
+        (rawhttp.head("GET", "/echo", end=False) + b"X-Endless: ", b"e" * 64),
+        (b"GET /", b"a" * 64),
+        (rawhttp.head("GET", "/echo", end=False), b"X-A: b\r\n" * 8),
+    ],
+    ids=["endless-field", "endless-target", "endless-tiny-fields"],
+)
+def test_a_head_over_the_byte_limit_in_many_small_writes_is_cut_off_with_431(
+    server: Served, first: bytes, more: bytes
+) -> None:
+    """However the head is cut up, what the server holds of it is counted: it is refused
+    once over the limit (4 KiB here), not buffered until it ends."""
+    with rawhttp.connect(server.url) as sock:
+        sent, answer = _flood(sock, first, more, limit=4 * 1024 * 1024)
+    assert answer.startswith(b"HTTP/1.1 431 "), answer
+    assert sent < 64 * 1024
+    assert server.events == []
+
+
+def test_a_request_line_over_the_byte_limit_is_431(server: Served) -> None:
+    _refused_unserved(server, rawhttp.head("GET", "/" + "a" * LIMITS.max_header_bytes), 431)
+
+
+def test_many_tiny_header_fields_are_refused_by_count_within_the_byte_limit(
+    server: Served,
+) -> None:
+    fields = b"".join(b"a:%d\r\n" % (n % 10) for n in range(200))
+    assert len(fields) < LIMITS.max_header_bytes
+    request = b"GET /echo HTTP/1.1\r\nHost: t\r\n" + fields + b"\r\n"
+    assert "201 header fields" in _refused_unserved(server, request, 431)["message"]
+
+
+def test_a_trickled_head_is_cut_off_at_the_header_timeout() -> None:
+    """A byte every 0.1 s is never idle for the keep-alive timeout (0.5 s), yet the head is cut
+    off once it has taken the header timeout (1 s) from its first byte."""
+    trickle = rawhttp.head("GET", "/echo", {"X-Slow": "s" * 200}, end=False)
+    with serving(QUICK) as served, rawhttp.connect(served.url) as sock:
+        took = rawhttp.send_slowly(sock, trickle, every=0.1, timeout=ACTS_WITHIN)
+        assert rawhttp.closed(sock)
+        assert served.events == []
+    assert 0.9 <= took < ACTS_WITHIN
+
+
+def test_a_head_begun_and_left_is_closed_at_the_header_timeout_not_the_keep_alive_one() -> None:
+    with serving(QUICK) as served, rawhttp.connect(served.url) as sock:
+        sock.sendall(b"GET /echo HTTP/1.1\r\n")
+        start = time.monotonic()
+        assert rawhttp.closed(sock, timeout=ACTS_WITHIN)
+        took = time.monotonic() - start
+    assert 0.9 <= took < ACTS_WITHIN
+
+
+def test_an_idle_connection_is_closed_at_the_keep_alive_timeout() -> None:
+    with serving(QUICK) as served:
+        with rawhttp.connect(served.url) as sock:  # never used
+            start = time.monotonic()
+            assert rawhttp.closed(sock, timeout=ACTS_WITHIN)
+            assert 0.4 <= time.monotonic() - start < ACTS_WITHIN
+        with rawhttp.connect(served.url) as sock:  # between requests
+            sock.sendall(rawhttp.head("GET", "/echo"))
+            assert rawhttp.read_answer(sock).status == 200
+            start = time.monotonic()
+            assert rawhttp.closed(sock, timeout=ACTS_WITHIN)
+            assert 0.4 <= time.monotonic() - start < ACTS_WITHIN
+
+
+def test_a_trickled_body_gets_408_at_the_body_timeout() -> None:
+    """The body deadline runs from the end of the head: a byte now and then does not move it."""
+    with serving(QUICK) as served, rawhttp.connect(served.url) as sock:
+        sock.sendall(rawhttp.head("POST", "/echo", {"Content-Length": "100"}))
+        start = time.monotonic()
+        rawhttp.send_slowly(sock, b"b" * 100, every=0.1, timeout=ACTS_WITHIN)
+        answer = rawhttp.read_answer(sock)
+        took = time.monotonic() - start
+        assert answer.status == 408
+        assert answer.headers["connection"] == "close"
+        assert rawhttp.closed(sock)
+        assert served.saw(("disconnect", "/echo"))
+    assert 0.9 <= took < ACTS_WITHIN
+
+
+def test_connections_over_the_cap_get_503_while_slow_clients_hold_it_then_room_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cap counts connections, not requests (``serve_app`` keeps it, before HTTP/1.1): two
+    slow clients, one idle between requests and one trickling its next head, fill a cap of two;
+    the next connection is answered 503 at once; the timeouts that close the slow ones make room
+    again."""
+    monkeypatch.setattr(servers, "ADAPTER", "trio")
+    capped = attrs.evolve(QUICK, max_connections=2, keep_alive_timeout=1.5, header_timeout=1.5)
+    engine = build_engine(echo.agent, card=echo.card)
+    with servers.running_app(servers.create_app(engine), limits=capped) as url:
+        # Each answered once, so each is admitted before the next connection comes (the
+        # server's accepting tasks run in no set order).
+        idle = _admitted(url)
+        trickling = _admitted(url)
+        trickling.sendall(b"GET / HTTP/1.1\r\n")
+        try:
+            with rawhttp.connect(url) as extra:
+                extra.sendall(rawhttp.head("GET", CARD_PATH))
+                answer = rawhttp.read_answer(extra)
+                assert answer.status == 503
+                assert answer.headers["retry-after"] == "1"
+                assert answer.headers["connection"] == "close"
+                assert rawhttp.closed(extra)
+            assert rawhttp.closed(idle, timeout=ACTS_WITHIN)
+            assert rawhttp.closed(trickling, timeout=ACTS_WITHIN)
+        finally:
+            idle.close()
+            trickling.close()
+        _admitted(url).close()
+
+
+def _admitted(url: str) -> socket.socket:
+    """A connection the server answered (retried while a closed one is still counted: it
+    leaves the count a moment after its client sees it close)."""
+    deadline = time.monotonic() + ACTS_WITHIN
+    while True:
+        sock = rawhttp.connect(url)
+        sock.sendall(rawhttp.head("GET", CARD_PATH))
+        try:
+            if rawhttp.read_answer(sock).status == 200:
+                return sock
+        except ConnectionError:
+            pass
+        sock.close()
+        assert time.monotonic() < deadline, "the server admitted no connection"
+        time.sleep(0.05)

@@ -11,7 +11,10 @@ called, its response written, and the next request read.
   ahead than the next head (and :data:`READ_AHEAD` bytes).
 - The request body is read when the application asks for it (``receive``), and only then
   (``Expect: 100-continue`` is answered on that first read); a body not whole within the body
-  timeout of that read is answered 408.
+  timeout of that read is answered 408. ``chunked`` is the one transfer coding undone. Trailer
+  fields are read and dropped (ASGI has no request trailers, and merged into the head they would
+  be headers nobody sent there); they, and a chunk's size line with its extensions, are bounded
+  as a head is.
 - Responses are written as the application sends them: a head when it is started (unless its
   whole body follows at once, ``_asgi.WHOLE``: then head and body in one write), then each body
   message, chunked when the application gave no ``content-length`` (so a stream, SSE, is flushed
@@ -20,14 +23,21 @@ called, its response written, and the next request read.
   end of the connection and answers ``http.disconnect`` (as it does after a failed write), so a
   stream to a client that has gone ends.
 - The limits of :class:`~a2a_adapters.ConnectionLimits`: the keep-alive timeout until a
-  request's first byte, the header deadline from there until its head is whole, heads bounded in
-  bytes and fields (431), the body deadline (408).
+  request's first byte, the header deadline from there until its head is whole, heads and
+  trailers bounded in bytes and fields (431), the body deadline (408).
 - Malformed requests are answered 400, HTTP versions other than 1.0 and 1.1 505, a failing
   application 500 (if it had not started its response), all with a JSON body, and the
-  connection closed; the application's exception goes to the log with its traceback.
+  connection closed; the application's exception goes to the log with its traceback. Framing
+  two readers could read two ways is malformed (llhttp, strict, refuses most of it: a
+  Content-Length with a Transfer-Encoding, one that is not a single number, line folding, bare
+  LF; this adds a transfer coding other than chunked, and a second Host). A request whose body is
+  found malformed before the application is called is refused without calling it; found so while
+  the application reads it, ``receive`` says the client left and the client gets the 400.
 - An HTTP/2 connection with prior knowledge (its preface) is handed back to the caller with the
   bytes read, for hypercorn's HTTP/2 (gRPC). ``Upgrade`` is not followed (no WebSocket, no
-  h2c upgrade): such a request is served as plain HTTP/1.1 and its connection closed after.
+  h2c upgrade): such a request is served as plain HTTP/1.1 and its connection closed after; one
+  with a body is refused (400), as httptools would have that body skipped, taken for the other
+  protocol's bytes.
 """
 
 import logging
@@ -71,6 +81,10 @@ LINGER_BYTES = 1024 * 1024
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+#: llhttp's reasons for a version it does not know (505); its others are malformed input (400).
+_VERSION_ERRORS = frozenset(
+    {"Invalid HTTP version", "Invalid major version", "Invalid minor version"}
+)
 _DISCONNECT: Message = {"type": "http.disconnect"}
 _NO_BODY_STATUSES = frozenset({204, 304})
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
@@ -85,6 +99,14 @@ def _status_line(status: int) -> bytes:
 
 
 _STATUS_LINES = {int(status): _status_line(int(status)) for status in HTTPStatus}
+
+
+class _Refusal(Exception):
+    """Raised in a parser callback: the input is refused with this answer, from this point."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(status, message)
+        self.answer = (status, message)
 
 
 class _Date:
@@ -201,6 +223,11 @@ class _Connection:
         self._head_size = 0
         self._unreported = 0
         self._reported = False
+        #: Whether a chunk's size line was the last thing parsed (no data after it yet): the
+        #: last chunk's trailer section may be under way.
+        self._trailing = False
+        self._trailer_size = 0
+        self._trailer_count = 0
         #: Bytes parsed beyond the request being served (pipelined ones).
         self.ahead = 0
         #: Why the input cannot be parsed further: a status and a message, answered once the
@@ -220,6 +247,9 @@ class _Connection:
         self._head_size = 0
         self._unreported = 0
         self._reported = True
+        self._trailing = False
+        self._trailer_size = 0
+        self._trailer_count = 0
 
     def on_url(self, url: bytes) -> None:
         self._url += url
@@ -227,9 +257,24 @@ class _Connection:
         self._reported = True
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name.lower(), value))
-        self._head_size += len(name) + len(value) + 4
         self._reported = True
+        if not self._in_head:
+            # A trailer field (after a chunked body). ASGI has no request trailers; merged into
+            # the head it would be a header nobody sent there, past whatever checked the head.
+            self._trailer_size += len(name) + len(value) + 4
+            self._trailer_count += 1
+            limits = self.limits
+            if (
+                self._trailer_size > limits.max_header_bytes
+                or self._trailer_count > limits.max_header_count
+            ):
+                # Raised, to stop the parser here: the message must not be complete.
+                raise _Refusal(431, self._trailers_too_large())
+            return
+        # llhttp strips the spaces before a value, not those after it (RFC 9110, 5.5: neither
+        # is part of it): "Bearer token " is not the token.
+        self._headers.append((name.lower(), value.rstrip(b" \t")))
+        self._head_size += len(name) + len(value) + 4
 
     def on_headers_complete(self) -> None:
         parser = self.parser
@@ -259,13 +304,30 @@ class _Connection:
         else:
             request.keep_alive = request.version == "1.1" and parser.should_keep_alive()
             request.upgrade = parser.should_upgrade()
-            host = False
+            hosts = 0
+            coded = False
+            body = False
             for name, value in self._headers:
                 if name == b"host":
-                    host = True
+                    hosts += 1
                 elif name == b"expect" and value.lower() == b"100-continue":
                     request.expect_continue = request.version == "1.1"
-            if not host and request.version == "1.1":
+                elif name == b"transfer-encoding":
+                    body = True
+                    # llhttp takes any codings that end in chunked, and hands over the body
+                    # still coded (gzip...): only chunked is undone here.
+                    coded |= any(c.strip().lower() != b"chunked" for c in value.split(b","))
+                elif name == b"content-length":
+                    body |= bool(value.strip(b" \t0"))
+            if coded:
+                request.refusal = (400, "the only transfer coding supported is chunked")
+            elif request.upgrade and body:
+                # httptools has llhttp skip the body of a request that asks for an upgrade (as
+                # the other protocol's bytes): not following it, the body would be lost.
+                request.refusal = (400, "a request with a body cannot ask for an upgrade here")
+            elif hosts > 1:
+                request.refusal = (400, "a request has one Host header at most")
+            elif not hosts and request.version == "1.1":
                 request.refusal = (400, "an HTTP/1.1 request needs a Host header")
         if self.requests:
             self.ahead += self._head_size
@@ -273,6 +335,8 @@ class _Connection:
         self.requests.append(request)
 
     def on_body(self, body: bytes) -> None:
+        self._reported = True
+        self._trailing = False
         request = self._parsing
         if request is not None:
             request.body.append(body)
@@ -283,6 +347,14 @@ class _Connection:
         request = self._parsing
         if request is not None:
             request.complete = True
+
+    def on_chunk_header(self) -> None:
+        self._reported = True
+        self._trailing = True
+
+    def on_chunk_complete(self) -> None:
+        self._reported = True
+        self._trailing = False
 
     # --- reading --------------------------------------------------------------------------------
 
@@ -301,10 +373,12 @@ class _Connection:
             return
         except httptools.HttpParserError as error:
             reason = str(error) or "the request is malformed"
-            status = 505 if "version" in reason.lower() else 400
-            if status == 505:
-                reason = "this HTTP version is not supported; use HTTP/1.1"
-            self.error = (status, f"malformed request: {reason}")
+            if isinstance(error.__context__, _Refusal):  # (raised by a callback of ours)
+                self.error = error.__context__.answer
+            elif reason in _VERSION_ERRORS:
+                self.error = (505, "this HTTP version is not supported; use HTTP/1.1")
+            else:  # ("Expected CRLF after version" is a bare LF, not a version)
+                self.error = (400, f"malformed request: {reason}")
             return
         if self._in_head:
             # httptools keeps a header field to itself until the next begins: count what it
@@ -326,6 +400,33 @@ class _Connection:
                     431,
                     f"the request head exceeds the limit of {self.limits.max_header_bytes} bytes",
                 )
+        elif self._parsing is not None and not self._parsing.complete:
+            self._check_body_framing(len(data))
+
+    def _check_body_framing(self, size: int) -> None:
+        """Bound what the parser takes of a body without reporting it: a chunk's size line
+        (extensions, which llhttp drops) and the trailer section (which httptools keeps a field
+        of whole until it ends). Data is reported as it comes, and a size line once it ends, so
+        bytes with nothing reported are one of those; they are bounded as a head is."""
+        if self._reported:
+            self._unreported = 0
+            self._reported = False
+        else:
+            self._unreported += size
+        limit = self.limits.max_header_bytes
+        if self._unreported <= limit:
+            return
+        if self._trailing:
+            self.error = (431, self._trailers_too_large())
+        else:
+            self.error = (400, f"malformed request: a chunk size line is over {limit} bytes")
+
+    def _trailers_too_large(self) -> str:
+        limits = self.limits
+        return (
+            f"the request's trailer fields exceed the limit of {limits.max_header_bytes} bytes "
+            f"or {limits.max_header_count} fields"
+        )
 
     async def read(self) -> bytes | bytearray:
         """The next bytes from the client; empty once it has closed (or reset) its side."""
@@ -435,6 +536,11 @@ class _Connection:
         """Serve ``request``; whether the connection may carry another."""
         if request.refusal is not None:
             await self._refuse(*request.refusal)
+            return False
+        if self.error is not None and not request.complete:
+            # Its body cannot be parsed (or its transfer coding, which llhttp refuses only
+            # after the head): it is not served, even by a handler that would not read it.
+            await self._refuse(*self.error)
             return False
         try:
             scope = self._scope(request)
@@ -573,8 +679,12 @@ class _Cycle:
                     return {"type": "http.request", "body": b"", "more_body": False}
                 await self._until_disconnect()
                 return _DISCONNECT
-            if connection.error is not None or connection.eof:
-                # The body can never be whole (the client left, or sent what cannot be parsed).
+            if connection.error is not None:
+                # The body can never be whole: the client is told why, the application that
+                # it has gone (ASGI has nothing else to say it with).
+                await self._refuse_body(*connection.error)
+                return _DISCONNECT
+            if connection.eof:  # the body can never be whole: the client left
                 self.disconnected = True
                 return _DISCONNECT
             if request.expect_continue and not self._continued and not self.started:
@@ -586,19 +696,21 @@ class _Cycle:
             with trio.move_on_at(self._body_deadline) as scope:
                 data = await connection.read()
             if scope.cancelled_caught:
-                await self._body_too_late()
+                timeout = connection.limits.body_timeout
+                await self._refuse_body(
+                    408, f"the request body did not arrive within {timeout:g} s"
+                )
                 return _DISCONNECT
             if data:
                 connection.feed(data)
 
-    async def _body_too_late(self) -> None:
-        """The body deadline passed: 408 (unless a response has started), and close."""
+    async def _refuse_body(self, status: int, message: str) -> None:
+        """The body will never be whole: ``status`` (unless a response has started), and
+        close."""
         self.keep_alive = False
         if not self.started:
             self.started = True
-            timeout = self._connection.limits.body_timeout
-            why = f"the request body did not arrive within {timeout:g} s"
-            await self.write(refusal(408, why))
+            await self.write(refusal(status, message))
         self.complete = True  # whatever the application sends now goes nowhere
         self._connection.broken = True
 
