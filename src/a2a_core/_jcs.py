@@ -11,8 +11,11 @@ What JCS asks beyond ``json.dumps(sort_keys=True)``, and why each rule is here:
   past U+FFFF against those in U+E000 to U+FFFF): verifiers written in JavaScript, Java or C# sort
   so;
 * numbers in ECMAScript's ``Number.prototype.toString`` form (``1e+30``, ``0.002``, ``4.5``,
-  ``100``), from the shortest digits that round-trip the double; integers past 2**53 are not
-  exact doubles, so they are refused rather than silently rounded;
+  ``100``), from the shortest digits that round-trip the double. JSON numbers are doubles to
+  a verifier in JavaScript, so an integer past 2**53 is taken only when that form names it
+  exactly (``2**53 + 2``, ``10**21`` as ``1e+21``): the canonical text of such a double, read
+  back by Python as an integer, canonicalizes to itself. Any other is refused rather than
+  silently rounded (two integers would sign alike);
 * strings with only the mandatory escapes, and no lone surrogate (not representable in UTF-8).
 
 The card's canonical form is the one the A2A SDKs verify: its ProtoJSON object without
@@ -35,6 +38,9 @@ __all__ = ["MAX_DEPTH", "canonical_card_bytes", "canonical_json"]
 MAX_DEPTH = 64
 #: The largest integer every double holds exactly.
 _EXACT = 2**53
+#: A string as JSON with only the escapes JSON requires (one encoder for every string: making
+#: one per call, as ``json.dumps`` with options does, was most of the canonicalization's time).
+_quoted = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def canonical_json(value: Any) -> bytes:
@@ -63,11 +69,9 @@ def _write(value: Any, parts: list[str], depth: int) -> None:
     elif value is False:
         parts.append("false")
     elif isinstance(value, str):
-        parts.append(json.dumps(value, ensure_ascii=False))
+        parts.append(_quoted(value))
     elif isinstance(value, int):
-        if abs(value) > _EXACT:
-            raise UsageError(f"the integer {value} is not exact as a JSON number (past 2**53)")
-        parts.append(str(value))
+        parts.append(str(value) if abs(value) <= _EXACT else _large_integer(value))
     elif isinstance(value, float):
         parts.append(_number(value))
     elif isinstance(value, Mapping):
@@ -78,7 +82,7 @@ def _write(value: Any, parts: list[str], depth: int) -> None:
         for n, key in enumerate(sorted(value, key=_utf16)):
             if n:
                 parts.append(",")
-            parts.append(json.dumps(key, ensure_ascii=False))
+            parts.append(_quoted(key))
             parts.append(":")
             _write(value[key], parts, depth + 1)
         parts.append("}")
@@ -102,6 +106,19 @@ def _deeper(depth: int) -> None:
 def _utf16(key: str) -> bytes:
     # Big-endian code units compare, byte by byte, as the units do.
     return key.encode("utf-16-be", "surrogatepass")
+
+
+def _large_integer(value: int) -> str:
+    """The ECMAScript form of an integer past 2**53, if it names that integer exactly."""
+    try:
+        text = _number(float(value))
+    except OverflowError:  # past the largest double
+        text = ""
+    if not text or Decimal(text) != value:
+        # (Python will not write an integer of thousands of digits, nor would it help.)
+        shown = str(value) if value.bit_length() < 256 else f"of {value.bit_length()} bits"
+        raise UsageError(f"the integer {shown} is not exact as a JSON number (past 2**53)")
+    return text
 
 
 def _number(value: float) -> str:

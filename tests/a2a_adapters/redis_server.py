@@ -13,6 +13,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -43,6 +44,7 @@ class RedisServer:
     a socket in the server's directory (a short path: a socket's may not pass 107 bytes) and on
     no TCP port at all (``--port 0``). ``password``: clients must ``AUTH`` with it. ``tls``: a
     certificate and its key (PEM files) for a TLS port beside the plain one (:attr:`tls_url`).
+    ``options``: more of ``redis-server``'s command line (``["--key-load-delay", "200"]``).
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class RedisServer:
         unix_socket: bool = False,
         password: str = "",
         tls: tuple[Path, Path] | None = None,
+        options: Sequence[str] = (),
     ) -> None:
         self.durable = durable
         self.directory = Path(tempfile.mkdtemp(prefix="a2a-redis-"))
@@ -60,6 +63,7 @@ class RedisServer:
         self.password = password
         self.tls = tls
         self.tls_port = _free_port() if tls else 0
+        self.options = tuple(options)
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -91,10 +95,17 @@ class RedisServer:
             cert, key = self.tls
             command += ["--tls-port", str(self.tls_port), "--tls-auth-clients", "no"]
             command += ["--tls-cert-file", str(cert), "--tls-key-file", str(key)]
-        return command
+        return [*command, *self.options]
 
     def start(self) -> "RedisServer":
         """Start the server and return once it answers PING."""
+        self.launch()
+        self._wait_for_ping()
+        return self
+
+    def launch(self) -> None:
+        """Start the server and return at once (it may not listen yet, or still be loading
+        its data: :meth:`wait` for it)."""
         assert self.process is None or self.process.poll() is not None, "already running"
         self.process = subprocess.Popen(
             self._command(),
@@ -102,8 +113,10 @@ class RedisServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+
+    def wait(self) -> None:
+        """Return once the server :meth:`launch` started answers PING."""
         self._wait_for_ping()
-        return self
 
     def _connect(self) -> socket.socket:
         if self.unix_socket is not None:

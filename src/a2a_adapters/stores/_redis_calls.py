@@ -56,9 +56,12 @@ class CallPool:
             with anyio.fail_after(self._timeout):
                 await connection.send(request)
                 reply = await connection.read()
-        except BaseException:
+        except BaseException as error:
             await self._drop(connection)
-            raise
+            told = _told(error, f"Redis did not answer within {self._timeout:g} s")
+            if told is None:
+                raise
+            raise told from error.__cause__
         if self._closed:  # (closed while this call ran: its connection is not kept)
             await self._drop(connection)
         else:
@@ -92,9 +95,12 @@ class CallPool:
         try:
             with anyio.fail_after(self._connect_timeout):
                 return await connect(self.address)
-        except BaseException:
+        except BaseException as error:
             self._released()
-            raise
+            told = _told(error, f"no connection to Redis within {self._connect_timeout:g} s")
+            if told is None:
+                raise
+            raise told from error.__cause__
 
     async def _drop(self, connection: RespStream) -> None:
         self._released()
@@ -108,3 +114,16 @@ class CallPool:
         freed, self._freed = self._freed, None
         if freed is not None:
             freed.set()
+
+
+def _told(error: BaseException, late: str) -> BaseException | None:
+    """An error of ``error``'s kind that says what happened, where ``error`` says nothing (a
+    timeout, a connection Redis closed): the store's failures show it, and a bare class name
+    leaves whoever reads them guessing. ``None`` for any other."""
+    if str(error):
+        return None
+    if isinstance(error, TimeoutError):
+        return TimeoutError(late)
+    if isinstance(error, anyio.EndOfStream | anyio.BrokenResourceError):
+        return type(error)("Redis closed the connection")
+    return None

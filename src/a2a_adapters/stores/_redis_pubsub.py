@@ -8,7 +8,7 @@ subscriber 0.6-0.9 ms from PUBLISH to arrival, a bare socket 0.25-0.35 ms), and 
 on the path of every event a replica streams for another. So the bus reads the socket itself
 (``_redis_resp``, as the store's own calls do).
 
-It speaks what the bus needs and nothing more: ``AUTH`` (a password, or a user and password)
+It speaks what the bus needs and nothing more: ``AUTH`` (a password, a user, or both)
 once connected, ``SUBSCRIBE`` that returns once Redis confirmed every channel (a change that came
 before must not be missed: the bus rings each new channel's task after it), ``UNSUBSCRIBE``, and
 the messages in order. Over TCP (with TLS for ``rediss://``) or a Unix socket. Any error of the

@@ -10,8 +10,9 @@ here 1.55 ms, of which Redis ran the script 0.23 ms). So the store writes its re
 reads its replies itself, as the event bus's subscriber does.
 
 What is here: :func:`command` (a request's bytes), :func:`parse` (one reply out of what was
-read), :class:`Address` (where a Redis is and how to log in) and :func:`connect`, which opens a
-:class:`RespStream` to it, logged in (``AUTH``) and on its database (``SELECT``).
+read) and :class:`Replies` (replies out of what is read a piece at a time), :class:`Address`
+(where a Redis is and how to log in) and :func:`connect`, which opens a :class:`RespStream` to
+it, logged in (``AUTH``) and on its database (``SELECT``).
 """
 
 import select
@@ -24,10 +25,22 @@ import anyio.abc
 import attrs
 from anyio.abc import SocketAttribute
 
-__all__ = ["READ_SIZE", "Address", "RespError", "RespStream", "command", "connect", "parse"]
+__all__ = [
+    "READ_SIZE",
+    "Address",
+    "Replies",
+    "RespError",
+    "RespStream",
+    "command",
+    "connect",
+    "parse",
+]
 
 #: Bytes read from the socket at a time.
 READ_SIZE = 65536
+#: The first byte of each kind of RESP2 value, and a line's end.
+_BULK, _ARRAY, _INTEGER, _SIMPLE, _ERROR = b"$*:+-"
+_CR, _LF = b"\r\n"
 
 
 class RespError(Exception):
@@ -50,34 +63,88 @@ def parse(buffer: bytes | bytearray, start: int = 0) -> tuple[Any, int] | None:
     """One RESP2 value from ``buffer`` at ``start`` and where it ends, or ``None`` if it is not
     all there yet. Arrays are lists, bulk strings bytes, integers ints; an error reply is a
     :class:`RespError` value (returned, not raised: the caller decides)."""
-    end = buffer.find(b"\r\n", start)
-    if end < 0:
-        return None
-    kind, line, after = buffer[start : start + 1], bytes(buffer[start + 1 : end]), end + 2
-    if kind == b"$":
-        size = int(line)
-        if size < 0:
-            return None if after > len(buffer) else (None, after)
-        if len(buffer) < after + size + 2:
-            return None
-        return bytes(buffer[after : after + size]), after + size + 2
-    if kind == b"*":
-        count = int(line)
-        items = []
-        for _ in range(max(count, 0)):
-            found = parse(buffer, after)
-            if found is None:
-                return None
-            item, after = found
-            items.append(item)
-        return (items if count >= 0 else None), after
-    if kind == b":":
-        return int(line), after
-    if kind == b"+":
-        return line, after
-    if kind == b"-":
-        return RespError(line.decode(errors="replace")), after
-    raise RespError(f"not RESP2: {bytes(buffer[start : start + 16])!r}")
+    done, value, end = _fold(buffer, start, [])
+    return (value, end) if done else None
+
+
+class Replies:
+    """The replies in bytes that come a piece at a time (:meth:`feed`, then :meth:`next`).
+
+    What was parsed stays parsed: an array's items so far, and the bytes they came in are let
+    go. Parsing a reply afresh from its start after each read would cost the square of its
+    size, which for a reply of a few megabytes is seconds (enough for a call to time out on
+    a reply Redis sent in time)."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._open: list[tuple[list[Any], int]] = []  # arrays begun: their items, how many
+
+    @property
+    def pending(self) -> bool:
+        """Whether anything was read that is not a whole reply yet."""
+        return bool(self._buffer or self._open)
+
+    def feed(self, data: bytes) -> None:
+        self._buffer += data
+
+    def next(self) -> tuple[Any] | None:
+        """The next reply (in a 1-tuple: a nil reply is ``(None,)``), or ``None`` until more
+        is fed. Raises :class:`RespError` (or ``ValueError``, for a length that is no number)
+        on what RESP2 is not."""
+        done, value, end = _fold(self._buffer, 0, self._open)
+        del self._buffer[:end]
+        return (value,) if done else None
+
+
+def _fold(
+    buffer: bytes | bytearray, at: int, open_arrays: list[tuple[list[Any], int]]
+) -> tuple[bool, Any, int]:
+    """Whether a whole value ends in ``buffer`` past ``at``, that value, and where parsing
+    stopped: after it, or where what is there runs out (the arrays begun are in
+    ``open_arrays``, for the next call to go on with). One loop, with each kind's parsing
+    written in it: a reply of thousands of items is thousands of turns of it."""
+    find, length = buffer.find, len(buffer)
+    while True:
+        end = find(b"\r\n", at)
+        if end < 0:
+            return False, None, at
+        kind = buffer[at]
+        value: Any
+        if kind == _BULK:
+            size = int(buffer[at + 1 : end])
+            if size < 0:
+                value, at = None, end + 2
+            else:
+                stop = end + 2 + size
+                if stop + 2 > length:
+                    return False, None, at  # (its header is read again with the rest)
+                if buffer[stop] != _CR or buffer[stop + 1] != _LF:
+                    # A length that lied: nothing after it would be framed right.
+                    raise RespError(f"not RESP2: a bulk string of {size} bytes runs on")
+                value, at = bytes(buffer[end + 2 : stop]), stop + 2
+        elif kind == _ARRAY:
+            count, at = int(buffer[at + 1 : end]), end + 2
+            if count > 0:  # its items come next
+                open_arrays.append(([], count))
+                continue
+            value = [] if count == 0 else None
+        elif kind == _INTEGER:
+            value, at = int(buffer[at + 1 : end]), end + 2
+        elif kind == _SIMPLE:
+            value, at = bytes(buffer[at + 1 : end]), end + 2
+        elif kind == _ERROR:
+            value, at = RespError(buffer[at + 1 : end].decode(errors="replace")), end + 2
+        else:
+            raise RespError(f"not RESP2: {bytes(buffer[at : at + 16])!r}")
+        while open_arrays:
+            items, size = open_arrays[-1]
+            items.append(value)
+            if len(items) < size:
+                break
+            open_arrays.pop()
+            value = items
+        else:
+            return True, value, at
 
 
 @attrs.frozen
@@ -104,7 +171,7 @@ class RespStream:
         if raw is not None:
             self._poll = select.poll()
             self._poll.register(raw.fileno(), select.POLLIN)
-        self._buffer = bytearray()
+        self._replies = Replies()
 
     async def send(self, request: bytes) -> None:
         await self._stream.send(request)
@@ -113,24 +180,21 @@ class RespStream:
         """The next reply (an error reply is a :class:`RespError` value); a connection that
         ends first raises ``anyio.EndOfStream``, one that sends what RESP2 is not raises
         :class:`RespError`."""
-        buffer = self._buffer
         while True:
             try:
-                found = parse(buffer) if buffer else None
-            except ValueError:  # a length or a number that is none: not Redis speaking
-                raise RespError(f"not RESP2: {bytes(buffer[:16])!r}") from None
+                found = self._replies.next()
+            except ValueError as error:  # a length or a number that is none: not Redis
+                raise RespError(f"not RESP2: {error}") from None
             if found is not None:
-                value, end = found
-                del buffer[:end]
-                return value
-            buffer += await self._stream.receive(READ_SIZE)
+                return found[0]
+            self._replies.feed(await self._stream.receive(READ_SIZE))
 
     def sound(self) -> bool:
         """Whether an idle connection may still carry a request, told without waiting: one
         with anything to read has not (Redis closed it, when it restarted or dropped an idle
         client, or sent what nobody asked for). So that a store whose Redis came back does not
         fail a call on each connection it held before."""
-        if self._buffer:
+        if self._replies.pending:
             return False
         return self._poll is None or not self._poll.poll(0)
 
@@ -158,9 +222,12 @@ async def connect(address: Address) -> RespStream:
         raise
     connection = RespStream(stream)
     try:
-        if address.password:
-            login = [*([address.username] if address.username else []), address.password]
-            await _expect_ok(connection, command("AUTH", *login))
+        if address.username:
+            # A user alone is one with no password (``nopass``): logged in as that user all
+            # the same, not left as Redis's default user.
+            await _expect_ok(connection, command("AUTH", address.username, address.password))
+        elif address.password:
+            await _expect_ok(connection, command("AUTH", address.password))
         if address.db:
             await _expect_ok(connection, command("SELECT", address.db))
     except BaseException:
