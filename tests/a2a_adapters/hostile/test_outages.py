@@ -200,7 +200,12 @@ def settled(url: str, task_id: str) -> dict[str, Any]:
     found: dict[str, Any] = {}
 
     def done() -> bool:
-        found.update(get_task(url, task_id))
+        answer = rpc(url, "GetTask", {"id": task_id}).json()
+        if "error" in answer:
+            # A store that has just come back may not be reached yet: retry, as a client would.
+            assert answer["error"]["message"].startswith("The task store is unavailable"), answer
+            return False
+        found.update(answer["result"])
         return state_of(found) in ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED")
 
     assert wait_until(done, timeout=SETTLE_TIMEOUT), f"the task never settled: {found}"
