@@ -190,52 +190,15 @@ def render_benchmarks(text: str, parts: Mapping[str, str]) -> str:
 
 # --- the settings reference ----------------------------------------------------------------------
 
-#: How ``serve()`` spells the options whose argument is not the option's own name (the rest are
-#: ``serve(name=…)`` with the option's name in snake case). A test checks that this covers every
-#: option, and that every argument of ``serve()`` is in the reference.
-SERVE_SPELLING = {
-    "workers": "(one process per `serve()`)",
-    "no_idempotency": "`idempotent_sends=False`",
-    "auth_token": "`auth=[BearerTokens({TOKEN: NAME})]`",
-    "api_key": '`auth=[ApiKeys({KEY: NAME}, header="X-API-Key")]`',
-    "jwt_issuer": "`auth=[JwtBearer(issuer, …)]`",
-    "jwt_audience": "`JwtBearer(…, audience)`",
-    "jwt_jwks_url": "`JwtBearer(…, jwks_url=…)`",
-    "jwt_claim": "`JwtBearer(…, claim=…)`",
-    "jwt_leeway": "`JwtBearer(…, leeway=…)`",
-    "no_push": "`push=False`",
-    "push_allow_host": "`push_allow_hosts=[…]`",
-    "no_streaming": "`streaming=False`",
-    "strict_v1_card": "`card_v03_fields=False`",
-    "cors_origin": "`cors_origins=[…]`",
-    "max_connections": "`limits=ConnectionLimits(max_connections=…)`",
-    "max_header_bytes": "`limits=ConnectionLimits(max_header_bytes=…)`",
-    "max_header_count": "`limits=ConnectionLimits(max_header_count=…)`",
-    "header_timeout": "`limits=ConnectionLimits(header_timeout=…)`",
-    "body_timeout": "`limits=ConnectionLimits(body_timeout=…)`",
-    "keep_alive_timeout": "`limits=ConnectionLimits(keep_alive_timeout=…)`",
-    "max_run_seconds": "`max_run_time=`",
-    "run_idle_seconds": "`run_idle_time=`",
-    "sign_card": "`card_signer=CardSigner.from_file(KEY_FILE)`",
-    "sign_card_kid": "`CardSigner.from_file(…, kid=…)`",
-    "sign_card_jku": "`CardSigner.from_file(…, jku=…)`",
-}
-#: ``serve()`` arguments with no option of their own: what they are for, in the reference.
-SERVE_ONLY = {
-    "sock": "a socket already bound (and listening) to serve on, in place of `host` and `port`",
-    "direct_reply_window": (
-        "how long a streamed send holds its task back for a direct reply, in seconds "
-        "(`None`: until the agent's first output; default 0.05)"
-    ),
-}
 
-
-def _default(action: Any) -> str:
-    value = action.default
-    if value in (None, "", []) or isinstance(value, bool):
+def _default(field: Any, option: Any) -> str:
+    if option.shown is not None:
+        return f"`{option.shown}`"
+    value = field.default
+    if value in (None, "", ()):
         return ""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 10_000:
-        return f"{value:,}"
+        return f"`{value:,}`"
     return f"`{value}`"
 
 
@@ -243,65 +206,51 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def _defaults_that_differ(parser: Any) -> list[tuple[str, str]]:
-    """The arguments of ``serve()`` whose default is not the option's, and what it is."""
-    import inspect
-
-    from a2a_adapters import serve
-
-    arguments = inspect.signature(serve).parameters
-    found = []
-    for action in parser._actions:
-        argument = arguments.get(action.dest)
-        if argument is None or argument.default is inspect.Parameter.empty:
-            continue
-        mine, cli = argument.default, action.default
-        if mine in (None, (), []) and cli in (None, (), [], ""):
-            continue
-        if str(getattr(mine, "value", mine)) != str(cli):
-            said = f"`{mine!r}`"
-            if action.dest == "store" and mine is None:
-                said += " (tasks in memory, gone when the process stops)"
-            found.append((action.dest, said))
-    return found
+#: How the reference marks the settings ``build_engine()`` does not take.
+_SCOPE_MARKS = {"engine": "", "serve": " †", "cli": " ‡"}
 
 
 def settings_part() -> str:
-    """The settings reference: a table per group of ``a2a-sansio serve --help``."""
-    from a2a_adapters.cli import env_variable, serve_parser
+    """The settings reference: a table per group of :class:`~a2a_adapters.settings.Settings`."""
+    from a2a_adapters._setting import Choice, options
+    from a2a_adapters.cli import AGENT_HELP
+    from a2a_adapters.settings import ENGINE_BASELINE, GROUPS, SERVING, Settings
 
-    parser = serve_parser()
     out = []
-    for group in parser._action_groups:  # argparse keeps its groups only here
-        actions = [a for a in group._group_actions if env_variable(a) is not None]
-        if not actions:
-            continue
-        out.append(f"## {group.title.capitalize() if group.title else 'Options'}\n")
-        out.append("| option | environment | `serve()` | default | what it does |")
+    for group in GROUPS:
+        out.append(f"## {group.capitalize()}\n")
+        out.append("| setting | option | environment | default | what it does |")
         out.append("|---|---|---|---|---|")
-        for action in actions:
-            takes = action.nargs != 0
-            choices = "{" + ",".join(map(str, action.choices)) + "}" if action.choices else ""
-            metavar = action.metavar or choices or action.dest.upper()
-            shown = [f"{o} {metavar}" if takes else o for o in action.option_strings]
-            names = _cell(", ".join(f"`{name}`" for name in shown) or "`MODULE:OBJECT`")
-            spelled = SERVE_SPELLING.get(action.dest, f"`{action.dest}=`")
-            help_text = _cell(action.help or "")
-            row = [names, f"`{env_variable(action)}`", spelled, _default(action), help_text]
+        if group == SERVING:
+            out.append(f"| `agent` | `MODULE:OBJECT` | `A2A_AGENT` |  | {_cell(AGENT_HELP)} |")
+        for field, option in options(Settings):
+            if option.group != group:
+                continue
+            takes = option.switch is None
+            kind = option.kind
+            metavar = option.metavar or (
+                "{" + ",".join(kind.choices) + "}" if isinstance(kind, Choice) else ""
+            )
+            flags = [
+                f"{flag} {metavar}" if takes else flag
+                for flag in (option.flag, *option.aliases)
+                if flag
+            ]
+            row = [
+                f"`{field.name}`{_SCOPE_MARKS[option.scope]}",
+                _cell(", ".join(f"`{flag}`" for flag in flags)) or "(Python only)",
+                f"`{option.environment}`" if option.environment else "",
+                _default(field, option),
+                _cell(option.help),
+            ]
             out.append("| " + " | ".join(row) + " |")
         out.append("")
-    differ = _defaults_that_differ(parser)
-    if differ:
-        out.append("## Where `serve()` differs\n")
-        out.append("`serve()` has the command line's defaults but for:\n")
-        for name, theirs in differ:
-            out.append(f"- `{name}`: {theirs}")
-        out.append("")
-    out.append("## Only in Python\n")
-    out.append("| `serve()` | what it does |")
-    out.append("|---|---|")
-    for name, what in SERVE_ONLY.items():
-        out.append(f"| `{name}=` | {what} |")
+    out.append("## Where `build_engine()` starts\n")
+    out.append(
+        "`build_engine()` takes every setting not marked † or ‡, with these defaults instead:\n"
+    )
+    for name, value in ENGINE_BASELINE.items():
+        out.append(f"- `{name}`: `{value!r}`")
     return "\n".join(out) + "\n"
 
 

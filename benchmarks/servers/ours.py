@@ -61,7 +61,13 @@ def served_store(url: str) -> AsyncStore:
 
 def engine(store: AsyncStore | None = None, grpc_port: int | None = None) -> Engine:
     """The engine both loops serve (the in-process benchmarks use it too)."""
-    return build_engine(agent, card=CARD, store=store, streaming=True, grpc_port=grpc_port)
+    return build_engine(
+        agent,
+        card=CARD,
+        store=store if store is not None else "memory",  # an empty store is falsy
+        streaming=True,
+        grpc_port=grpc_port,
+    )
 
 
 def main(port: int, loop: str, store_url: str, grpc_port: int | None = None) -> None:

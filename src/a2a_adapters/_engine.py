@@ -135,8 +135,11 @@ class Engine:
         keepalive_seconds: float = KEEPALIVE_SECONDS,
         shutdown_grace: float = SHUTDOWN_GRACE,
         telemetry: Telemetry | None = None,
+        owns_store: bool = False,
     ) -> None:
         self.core = core
+        #: Whether the store was opened for this engine (from a URL): then it closes it.
+        self._owns_store = owns_store
         #: Traces and metrics (``a2a_adapters._telemetry``): the global providers' by default.
         self.telemetry = telemetry if telemetry is not None else Telemetry()
         self.store = store
@@ -324,6 +327,8 @@ class Engine:
         if self._group is not None:
             self._group.cancel_scope.cancel()
         await self._stopped.wait()
+        if self._owns_store:
+            await self.store.aclose()
 
     # --- health -------------------------------------------------------------------------------
 

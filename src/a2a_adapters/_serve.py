@@ -2,22 +2,21 @@
 
 import asyncio
 import contextlib
+import difflib
 import gc
 import importlib
 import logging
-import math
 import signal
 import socket
-import ssl
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from datetime import UTC, datetime
+from typing import Any, cast
 
 import anyio
 import attrs
 
-from a2a_core import Agent, Core, CoreConfig, ErrorMapping
-from a2a_core.card import AgentCard, AgentCardSignature, AgentSkill, SecurityRequirement
+from a2a_core import Agent, Core, CoreConfig
+from a2a_core.card import AgentCard, AgentSkill, SecurityRequirement
 from a2a_core.grpc import PayloadCodec
 from a2a_core.store import AsyncStore
 
@@ -25,32 +24,22 @@ from ._agents import AgentRegistry
 from ._asgi import root_path_of
 from ._auth import Authenticator
 from ._engine import Engine
-from ._limits import DEFAULT_LIMITS, ConnectionLimits, raise_fd_limit
-from ._logs import check_logging, configure_logging
-from ._proxy import trusted_networks
+from ._limits import ConnectionLimits, raise_fd_limit
+from ._logs import configure_logging
 from ._push import PushSender
+from ._resolve import Namer, authenticators, card_signer, cards, tls_files
+from ._setting import option_of
 from ._telemetry import Telemetry
 from ._tls import TlsFiles
 from .asyncio import bind_socket, create_app, serve_app
-from .stores import MemoryStore, StoreUnavailable, open_store
+from .settings import ENGINE_BASELINE, Settings, check_together
+from .stores import StoreUnavailable, open_store
 
 __all__ = ["build_engine", "default_card", "serve"]
 
 log = logging.getLogger("a2a_adapters")
 
 Agents = Agent | Mapping[str, Agent]
-
-#: How many agent runs ``serve`` lets be under way at once by default: far more than one
-#: process does useful work on, few enough that a flood of sends is refused (busy) rather
-#: than growing memory without bound.
-DEFAULT_MAX_RUNS = 10_000
-
-#: The core's own defaults, which the options of the same names here share.
-_CORE_DEFAULTS: dict[str, Any] = {
-    field.name: field.default
-    for field in attrs.fields(CoreConfig)
-    if field.default is not attrs.NOTHING
-}
 
 
 def _first_line(obj: object, fallback: str) -> str:
@@ -110,11 +99,23 @@ def _check_skills(card: AgentCard, agents: Mapping[str, Agent]) -> None:
         )
 
 
-def _card_for(card: AgentCard, agent: Agents, auth: Sequence[Authenticator]) -> AgentCard:
-    """``card`` checked against the agents it fronts, with the security the server enforces."""
+def _card_for(
+    card: AgentCard,
+    agent: Agents,
+    auth: Sequence[Authenticator],
+    spec: object = None,
+    said: str = "card",
+) -> AgentCard:
+    """``card`` checked against the agents it fronts, with the security the server enforces
+    (a card named by ``spec``, a string, is said as ``said`` and ``spec`` when it does not fit)."""
     if isinstance(agent, Mapping):
         if card.skills:
-            _check_skills(card, agent)
+            try:
+                _check_skills(card, agent)
+            except ValueError as error:
+                if isinstance(spec, str):
+                    raise ValueError(f"{said} {spec}: {error}") from None
+                raise
         else:
             card = attrs.evolve(
                 card,
@@ -138,117 +139,133 @@ def _card_for(card: AgentCard, agent: Agents, auth: Sequence[Authenticator]) -> 
     return card
 
 
+def _unknown(given: Mapping[str, object], where: str) -> None:
+    """Refuse a keyword that is no setting, naming the nearest one."""
+    known = attrs.fields_dict(Settings)
+    for key in given:
+        if key not in known:
+            near = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise TypeError(f"{key!r} is not a setting of {where}{hint}")
+
+
+def _settings(
+    settings: Settings | None, changes: Mapping[str, Any], where: str, baseline: Mapping[str, Any]
+) -> Settings:
+    _unknown(changes, where)
+    if settings is not None and not isinstance(settings, Settings):
+        raise TypeError(f"{where}'s settings must be a Settings, got {type(settings).__name__}")
+    base = settings if settings is not None else Settings(**baseline)
+    return attrs.evolve(base, **changes) if changes else base
+
+
+def _field(name: str) -> str:
+    return name
+
+
 def build_engine(
     agent: Agents,
+    settings: Settings | None = None,
     *,
-    card: AgentCard | None = None,
-    store: AsyncStore | None = None,
-    auth: Sequence[Authenticator] = (),
-    task_ttl: timedelta | float | None = None,
-    extended_card: AgentCard | None = None,
-    public_url: str | None = None,
-    max_body_bytes: int = 8 * 1024 * 1024,
-    streaming: bool = False,
-    push: bool | PushSender = False,
-    push_allow_hosts: Sequence[str] = (),
-    keepalive_seconds: float = 15.0,
-    rest: bool = True,
-    error_mapping: ErrorMapping | str = ErrorMapping.V1_0_1,
-    idempotent_sends: bool = True,
-    on_restart: str = "fail",
-    card_v03_fields: bool = True,
-    shutdown_grace: float = 5.0,
-    max_json_depth: int = _CORE_DEFAULTS["max_json_depth"],
-    max_json_items: int = _CORE_DEFAULTS["max_json_items"],
-    max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
-    max_push_field_bytes: int = _CORE_DEFAULTS["max_push_field_bytes"],
-    max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
-    direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
-    max_run_time: timedelta | float | None = None,
-    run_idle_time: timedelta | float | None = None,
-    max_runs: int | None = None,
-    max_runs_per_owner: int | None = None,
-    max_streams: int | None = None,
-    cors_origins: Sequence[str] = (),
-    card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
-    grpc_port: int | None = None,
     telemetry: Telemetry | None = None,
+    **changes: Any,
 ) -> Engine:
     """The asyncio engine for ``agent``, or for a mapping of skill id to agent.
 
-    ``auth`` lists the accepted authenticators (none: the server runs open, every caller is the
-    same anonymous principal); ``task_ttl`` (seconds or a timedelta) makes terminal tasks expire;
-    ``streaming`` and ``push`` switch those capabilities on (``push`` may be a configured
-    :class:`PushSender`), and ``push_allow_hosts`` exempts hosts from the push SSRF guard;
-    idle streams get a keep-alive comment every ``keepalive_seconds``; ``rest`` serves the
-    HTTP+JSON binding beside JSON-RPC; ``error_mapping`` picks the spec's error-to-HTTP-status
-    table ("1.0.1", current, or "1.0.0", which the v1.0 conformance kit asserts);
-    ``shutdown_grace`` is how many seconds running agents (and queued push notifications) get
-    to finish when the server stops. The request limits (``max_body_bytes``, ``max_json_depth``,
-    ``max_json_items``, ``max_message_parts``, ``max_task_messages``,
-    ``max_push_field_bytes``) and
-    ``direct_reply_window`` (seconds a streamed send holds its task for a direct reply) are the
-    :class:`~a2a_core.CoreConfig` fields of those names, and so is ``on_restart`` (``"fail"``, or
-    ``"rerun"``: what becomes of a task whose run a restart cut), and so are the run time limits
-    ``max_run_time`` and ``run_idle_time`` (seconds or a timedelta; a run past either is stopped
-    and its task failed saying which), and the capacity limits ``max_runs``,
-    ``max_runs_per_owner`` and ``max_streams`` (past one, a send or a stream is refused as
-    busy, 503 with ``Retry-After``, never queued). ``cors_origins`` lets pages of those
-    browser origins (``"*"``: any) call the server: CORS, off when empty. ``card_signer``
-    signs every card served (an :class:`a2a_adapters.signing.CardSigner`; one with a
-    ``jwks_bytes`` method also has its public keys served at ``/.well-known/jwks.json``).
-    ``grpc_port`` serves the gRPC binding too (the ``grpc`` extra), and the card lists it at that
-    port; the server is to listen there (``serve_app``'s ``grpc_sock``, or its own port on trio).
-    ``telemetry`` is where traces and metrics go (README, "Telemetry"): by default the global
+    ``settings`` (a :class:`~a2a_adapters.settings.Settings`), with any of its fields changed by
+    keyword (``build_engine(agent, streaming=True)``), say how it serves; without them it starts
+    from :data:`~a2a_adapters.settings.ENGINE_BASELINE`: streaming and push notifications off,
+    tasks in memory, no bound on runs. The settings about listening, processes and logs
+    (``host``, ``port``, ``loop``…) are :func:`serve`'s: given here, they are refused.
+    A ``store`` given as a URL is opened here and closed when the engine stops.
+
+    ``telemetry`` is where traces and metrics go (manual, "Telemetry"): by default the global
     OpenTelemetry providers, when the ``otel`` extra is installed and an application set them.
     """
+    for key in changes:
+        scope = (
+            option_of(attrs.fields_dict(Settings)[key]).scope
+            if key in attrs.fields_dict(Settings)
+            else "engine"
+        )
+        if scope != "engine":
+            raise TypeError(
+                f"{key} is a setting of serve(), which listens: build_engine makes an engine, "
+                "which the application serves (serve_app, create_app)"
+            )
+    chosen = _settings(settings, changes, "build_engine()", ENGINE_BASELINE)
+    return _build(agent, chosen, _field, telemetry=telemetry)
+
+
+def _build(
+    agent: Agents,
+    settings: Settings,
+    name: Namer,
+    *,
+    telemetry: Telemetry | None = None,
+    grpc_port: int | None = None,
+) -> Engine:
+    """The engine ``settings`` describe; ``grpc_port``, when given, is the port gRPC listens on
+    (``serve`` binds it first, so that ``0`` is a port the card can name)."""
     registry = AgentRegistry(agent)  # first: it checks the agents that everything else reads
-    auth = _checked_auth(auth)
-    if extended_card is not None and not auth:
-        raise ValueError("an extended card is served to authenticated callers only: set auth")
-    keepalive_seconds = _seconds(keepalive_seconds, "keepalive_seconds")
+    check_together(settings, name)
+    auth = authenticators(settings, name)
+    card, extended_card = cards(settings, name)
+    signer = card_signer(settings, name)
+    served_grpc = grpc_port if grpc_port is not None else settings.grpc_port
     config = CoreConfig(
-        card=_card_for(card or default_card(agent), agent, auth),
-        extended_card=_card_for(extended_card, agent, auth) if extended_card else None,
-        public_url=public_url,
-        max_body_bytes=max_body_bytes,
+        card=_card_for(card or default_card(agent), agent, auth, settings.card, name("card")),
+        extended_card=_card_for(
+            extended_card, agent, auth, settings.extended_card, name("extended_card")
+        )
+        if extended_card
+        else None,
+        public_url=settings.public_url,
+        max_body_bytes=settings.max_body_bytes,
         card_modified=datetime.now(UTC).replace(microsecond=0),
-        streaming=streaming,
-        rest=rest,
-        error_mapping=error_mapping,
-        idempotent_sends=idempotent_sends,
-        on_restart=on_restart,
-        card_v03_fields=card_v03_fields,
-        push_notifications=push is not False,
-        push_allow_hosts=push_allow_hosts,
-        task_ttl=task_ttl,
+        streaming=settings.streaming,
+        rest=settings.rest,
+        error_mapping=settings.error_mapping,
+        idempotent_sends=settings.idempotent_sends,
+        on_restart=settings.on_restart,
+        card_v03_fields=settings.card_v03_fields,
+        push_notifications=settings.push is not False,
+        push_allow_hosts=settings.push_allow_hosts,
+        task_ttl=settings.task_ttl,
         default_skill="" if registry.default is not None else next(iter(registry.by_skill)),
-        max_json_depth=max_json_depth,
-        max_json_items=max_json_items,
-        max_message_parts=max_message_parts,
-        max_push_field_bytes=max_push_field_bytes,
-        max_task_messages=max_task_messages,
-        direct_reply_window=direct_reply_window,
-        max_run_time=max_run_time,
-        run_idle_time=run_idle_time,
-        max_runs=max_runs,
-        max_runs_per_owner=max_runs_per_owner,
-        max_streams=max_streams,
-        cors_origins=cors_origins,
-        card_signer=card_signer,
-        card_jwks=_jwks_of(card_signer),
-        grpc_port=grpc_port,
+        max_json_depth=settings.max_json_depth,
+        max_json_items=settings.max_json_items,
+        max_message_parts=settings.max_message_parts,
+        max_push_field_bytes=settings.max_push_field_bytes,
+        max_task_messages=settings.max_task_messages,
+        direct_reply_window=settings.direct_reply_window,
+        max_run_time=settings.max_run_time,
+        run_idle_time=settings.run_idle_time,
+        max_runs=settings.max_runs,
+        max_runs_per_owner=settings.max_runs_per_owner,
+        max_streams=settings.max_streams,
+        cors_origins=settings.cors_origins,
+        card_signer=signer,
+        card_jwks=_jwks_of(signer),
+        grpc_port=served_grpc,
     )
+    push = settings.push
     sender = push if isinstance(push, PushSender) else PushSender() if push else None
+    given = settings.store
+    # A store opened here is closed when the engine stops; but for memory, whose tasks stay
+    # readable.
+    store = open_store(given) if isinstance(given, str) else given
+    owned = isinstance(given, str) and given != "memory"
     return Engine(
-        Core(config, grpc=_grpc_payloads() if grpc_port is not None else None),
-        store if store is not None else MemoryStore(),  # an empty store is falsy
+        Core(config, grpc=_grpc_payloads() if served_grpc is not None else None),
+        store,
         registry,
         auth=auth,
         push=sender,
-        keepalive_seconds=keepalive_seconds,
-        shutdown_grace=shutdown_grace,
+        keepalive_seconds=settings.keepalive_seconds,
+        shutdown_grace=settings.shutdown_grace,
         telemetry=telemetry,
+        owns_store=owned,
     )
 
 
@@ -260,148 +277,88 @@ def _grpc_payloads() -> PayloadCodec:
 
 def serve(
     agent: Agents,
+    settings: Settings | None = None,
     *,
-    card: AgentCard | None = None,
-    host: str = "127.0.0.1",
-    port: int = 9999,
-    store: AsyncStore | str | None = None,
-    auth: Sequence[Authenticator] = (),
-    task_ttl: timedelta | float | None = None,
-    extended_card: AgentCard | None = None,
-    public_url: str | None = None,
-    streaming: bool = True,
-    push: bool | PushSender = True,
-    push_allow_hosts: Sequence[str] = (),
-    max_body_bytes: int = 8 * 1024 * 1024,
-    loop: Literal["asyncio", "trio"] = "asyncio",
-    error_mapping: ErrorMapping | str = ErrorMapping.V1_0_1,
-    idempotent_sends: bool = True,
-    on_restart: str = "fail",
-    card_v03_fields: bool = True,
-    shutdown_grace: float = 5.0,
-    limits: ConnectionLimits = DEFAULT_LIMITS,
-    max_json_depth: int = _CORE_DEFAULTS["max_json_depth"],
-    max_json_items: int = _CORE_DEFAULTS["max_json_items"],
-    max_message_parts: int = _CORE_DEFAULTS["max_message_parts"],
-    max_push_field_bytes: int = _CORE_DEFAULTS["max_push_field_bytes"],
-    max_task_messages: int | None = _CORE_DEFAULTS["max_task_messages"],
-    direct_reply_window: timedelta | float | None = _CORE_DEFAULTS["direct_reply_window"],
-    card_signer: Callable[[bytes], Sequence[AgentCardSignature]] | None = None,
     sock: socket.socket | None = None,
-    grpc_port: int | None = None,
-    certfile: str | None = None,
-    keyfile: str | None = None,
-    max_run_time: timedelta | float | None = None,
-    run_idle_time: timedelta | float | None = None,
-    max_runs: int | None = DEFAULT_MAX_RUNS,
-    max_runs_per_owner: int | None = None,
-    max_streams: int | None = None,
-    cors_origins: Sequence[str] = (),
-    forwarded_allow_ips: Sequence[str] = (),
-    root_path: str = "",
-    log_level: str = "info",
-    log_format: str = "text",
+    telemetry: Telemetry | None = None,
+    **changes: Any,
 ) -> None:
     """Serve ``agent`` over A2A until interrupted (Ctrl-C or SIGTERM), on asyncio (Quart on
     uvicorn) or on trio (QuartTrio on our own HTTP/1.1 server, HTTP/2 on hypercorn).
 
-    Unlike :func:`build_engine`, which leaves every optional capability off until asked,
-    ``serve`` turns streaming and push notifications on, and bounds the agent runs under way
-    at once (``max_runs``, :data:`DEFAULT_MAX_RUNS`; ``None`` for no bound). ``limits``
-    bounds what clients may make the server hold (connections, request heads, timeouts);
-    since ``serve`` owns its process, it first raises the soft descriptor limit to the hard
-    one, which the default connection cap follows.
-
-    Should the engine fail (see :class:`~a2a_adapters.EngineFailed`), the server stops and this
-    raises, so the process exits non-zero for its supervisor to restart it.
-
-    ``store`` is a store, or a URL naming one (``"memory"``, ``"sqlite:PATH"``: see
-    :func:`~a2a_adapters.stores.open_store`); a store opened from a URL is closed on the way out.
-    Without one, tasks are kept in memory.
+    ``settings`` (a :class:`~a2a_adapters.settings.Settings`), with any of its fields changed by
+    keyword (``serve(agent, port=8080, max_runs=100)``), say how: every setting of the command
+    line, by the same name, with the same default (the manual's settings reference lists them).
+    Unlike :func:`build_engine`, ``serve`` turns streaming and push notifications on, keeps
+    tasks in SQLite (``sqlite:a2a-tasks.db``: a file in the current directory) and bounds the
+    agent runs under way at once. Since it owns its process, it first raises the soft
+    descriptor limit to the hard one, which the default connection cap follows.
 
     Every setting is checked before anything starts: a wrong one raises :class:`TypeError` or
-    :class:`ValueError` saying which, a store that cannot be opened raises
+    :class:`ValueError` saying which, a store that cannot be opened or does not answer raises
     :class:`~a2a_adapters.stores.StoreUnavailable` saying why, and an address that cannot be
     listened on raises :class:`OSError` naming it. ``sock``, a socket listening already
     (inherited from a supervisor such as ``serve --workers``, or systemd), is served on instead
-    of binding ``host`` and ``port``.
+    of binding ``host`` and ``port``. ``telemetry`` is as for :func:`build_engine`.
 
-    ``grpc_port`` serves the gRPC binding (``lf.a2a.v1.A2AService``, the ``grpc`` extra) on that
-    port of ``host`` too (0: any free port), and the card lists it. On trio it may be ``port``
-    itself: HTTP/1.1 and HTTP/2 (h2c, prior knowledge; hypercorn's) share one port. On
-    asyncio it needs a port of its own (uvicorn has no HTTP/2): hypercorn listens there, in the
-    same loop.
-
-    ``certfile`` and ``keyfile`` (PEM files: the certificate, its chain after it, and its key)
-    make every listener speak TLS: HTTPS, and gRPC over TLS (ALPN ``h2``).
-
-    ``forwarded_allow_ips`` lists the proxies (addresses, networks such as ``10.0.0.0/8``, or
-    ``"*"``) whose ``X-Forwarded-For``, ``-Proto`` and ``-Host`` headers are believed; by
-    default nobody's. ``root_path`` is where a proxy in front serves it (``"/agents"``): the
-    card's URLs say so, and requests are served with or without the prefix.
-
-    ``log_level`` (``"debug"`` to ``"critical"``) is the level of the server's own loggers,
-    the access log (``a2a_adapters.access``) included; other libraries log warnings and errors
-    only. ``log_format`` is ``"text"`` or ``"json"`` (one object a line).
+    Should the engine fail (see :class:`~a2a_adapters.EngineFailed`), the server stops and this
+    raises, so the process exits non-zero for its supervisor to restart it.
     """
-    _check_loop(loop)
-    check_logging(log_level, log_format)
-    trusted_networks(forwarded_allow_ips)  # checked now, before anything starts
-    root_path = root_path_of(root_path)
-    _check_address(host, port)
-    tls = _tls(certfile, keyfile)
-    if grpc_port is not None:
-        _check_address(host, grpc_port)
-        _grpc_payloads()  # the extra is there, or MissingExtra says which to install
-        if loop == "asyncio" and grpc_port == port and port != 0:
-            raise ValueError(
-                f"grpc_port {grpc_port} is the HTTP port: on asyncio gRPC needs a port of its "
-                "own (uvicorn has no HTTP/2); pick another, or serve on trio (loop='trio')"
-            )
+    chosen = _settings(settings, changes, "serve()", {})
+    if chosen.workers != 1:
+        raise ValueError(
+            f"workers={chosen.workers}: serve() serves from one process; run "
+            "'a2a-sansio serve --workers N' for several"
+        )
+    serve_with(agent, chosen, _field, sock=sock, telemetry=telemetry)
+
+
+def serve_with(
+    agent: Agents,
+    settings: Settings,
+    name: Namer,
+    *,
+    sock: socket.socket | None = None,
+    telemetry: Telemetry | None = None,
+) -> None:
+    """:func:`serve`, saying each setting as ``name`` calls it (the command line's way)."""
+    preflight(agent, settings, name)
+    tls = tls_files(settings, name)
+    configure = (settings.log_level, settings.log_format)
+    store = settings.store
     opened = open_store(store) if isinstance(store, str) else None
-    given = store if not isinstance(store, str) else None
     try:
+        chosen = attrs.evolve(settings, store=opened) if opened is not None else settings
         _serve_with(
             agent,
-            opened if opened is not None else given,
-            card,
-            (host, port) if sock is None else sock,
-            loop,
-            limits,
-            _Served((log_level, log_format), tuple(forwarded_allow_ips), root_path),
-            auth=auth,
-            task_ttl=task_ttl,
-            extended_card=extended_card,
-            public_url=public_url,
-            streaming=streaming,
-            push=push,
-            push_allow_hosts=push_allow_hosts,
-            max_body_bytes=max_body_bytes,
-            error_mapping=error_mapping,
-            idempotent_sends=idempotent_sends,
-            on_restart=on_restart,
-            card_v03_fields=card_v03_fields,
-            shutdown_grace=shutdown_grace,
-            max_json_depth=max_json_depth,
-            max_json_items=max_json_items,
-            max_message_parts=max_message_parts,
-            max_push_field_bytes=max_push_field_bytes,
-            max_task_messages=max_task_messages,
-            direct_reply_window=direct_reply_window,
-            max_run_time=max_run_time,
-            run_idle_time=run_idle_time,
-            max_runs=max_runs,
-            max_runs_per_owner=max_runs_per_owner,
-            max_streams=max_streams,
-            cors_origins=cors_origins,
-            card_signer=card_signer,
-            grpc_port=grpc_port,
-            tls=tls,
+            chosen,
+            name,
+            (settings.host, settings.port) if sock is None else sock,
+            _Served(
+                configure, tuple(settings.forwarded_allow_ips), root_path_of(settings.root_path)
+            ),
+            tls,
+            telemetry,
         )
     finally:
         close = getattr(opened, "close", None)
         if close is not None:
             close()
+
+
+def preflight(agent: Agents, settings: Settings, name: Namer) -> None:
+    """Every check :func:`serve` makes before it opens the store or listens: the loop, the
+    address, the TLS files, the extras asked for, and the engine the settings describe (the
+    agents, the cards, authentication, signing, the core's settings), built on a store in
+    memory."""
+    _check_loop(settings.loop)
+    _check_address(settings.host, settings.port)
+    tls_files(settings, name)
+    if settings.grpc_port is not None:
+        _grpc_payloads()  # the extra is there, or MissingExtra says which to install
+    # Port 0 is whichever port is free: the card names the one bound; any will do here.
+    grpc_port = settings.grpc_port or (None if settings.grpc_port is None else 1)
+    _build(agent, attrs.evolve(settings, store="memory"), name, grpc_port=grpc_port)
 
 
 @attrs.frozen
@@ -416,34 +373,32 @@ class _Served:
 
 def _serve_with(
     agent: Agents,
-    store: AsyncStore | None,
-    card: AgentCard | None,
+    settings: Settings,
+    name: Namer,
     where: tuple[str, int] | socket.socket,
-    loop: str,
-    limits: ConnectionLimits,
-    served: "_Served",
-    **settings: Any,
+    served: _Served,
+    tls: TlsFiles | None,
+    telemetry: Telemetry | None,
 ) -> None:
-    grpc_port: int | None = settings.pop("grpc_port", None)
-    tls: TlsFiles | None = settings.pop("tls", None)
-    build_engine(agent, card=card, store=store, **settings)  # every setting checked, first
-    if store is not None:
-        _probe_store(store, loop)  # a store that does not answer: refused before listening
+    grpc_port = settings.grpc_port
+    _probe_store(
+        cast(AsyncStore, settings.store), settings.loop
+    )  # serve_with opened it  # refused before listening if it does not answer
     raise_fd_limit()  # before the cap is derived from it, and before the line that says we are up
     sock = _listen(*where) if isinstance(where, tuple) else where
     bound_host, bound_port = sock.getsockname()[:2]
     grpc_sock = None
     try:
         asked = where[1] if isinstance(where, tuple) else bound_port
-        same_port = loop == "trio" and grpc_port != 0 and grpc_port in (asked, bound_port)
+        same_port = settings.loop == "trio" and grpc_port != 0 and grpc_port in (asked, bound_port)
         if grpc_port is not None and not same_port:
             grpc_sock = _listen(bound_host, grpc_port)
             grpc_port = grpc_sock.getsockname()[1]
         elif grpc_port is not None:
             grpc_port = bound_port  # trio: HTTP/2 (h2c) on the HTTP port
-        engine = build_engine(agent, card=card, store=store, grpc_port=grpc_port, **settings)
+        engine = _build(agent, settings, name, telemetry=telemetry, grpc_port=grpc_port)
         where_to = (bound_host, bound_port, grpc_port)
-        _run(engine, sock, grpc_sock, loop, limits, where_to, tls, served)
+        _run(engine, sock, grpc_sock, settings.loop, settings.limits(), where_to, tls, served)
     finally:
         sock.close()
         if grpc_sock is not None:
@@ -546,48 +501,10 @@ def _listen(host: str, port: int) -> socket.socket:
         raise OSError(error.errno, f"cannot listen on {shown}:{port}: {reason}") from None
 
 
-def _tls(certfile: str | None, keyfile: str | None) -> "TlsFiles | None":
-    """The TLS files, checked now: a certificate and a key that load together, or neither."""
-    if certfile is None and keyfile is None:
-        return None
-    if not certfile or not keyfile:
-        raise ValueError("TLS needs both a certificate (certfile) and its key (keyfile)")
-    try:
-        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
-    except (OSError, ssl.SSLError) as error:
-        raise ValueError(f"cannot use {certfile!r} with {keyfile!r} for TLS: {error}") from None
-    return TlsFiles(certfile, keyfile)
-
-
-def _checked_auth(auth: Sequence[Authenticator]) -> Sequence[Authenticator]:
-    # One authenticator passed alone would be iterated (or fail to be) deep inside the card.
-    # Only types are named: an authenticator's repr, or a string given instead, may be a secret.
-    if isinstance(auth, str) or not isinstance(auth, Sequence):
-        raise TypeError(
-            f"auth must be a list of authenticators, got a {type(auth).__name__} "
-            "(a single one goes in a list: auth=[...])"
-        )
-    for each in auth:
-        if not callable(getattr(each, "principal", None)):
-            raise TypeError(
-                "auth must hold authenticators (BearerTokens, ApiKeys…), "
-                f"got a {type(each).__name__}"
-            )
-    return auth
-
-
 def _jwks_of(signer: object) -> bytes | None:
     """The JWKS a signer publishes for its signatures' ``jku``, if it has one."""
     jwks = getattr(signer, "jwks_bytes", None)
     return jwks() if callable(jwks) else None
-
-
-def _seconds(value: float, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number of seconds, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive, finite number of seconds, got {value!r}")
-    return float(value)
 
 
 def _serve_asyncio(

@@ -73,7 +73,7 @@ def test_limits_are_checked_when_the_server_is_set_up() -> None:
     with pytest.raises(ValueError, match="max_run_time must be positive"):
         build_engine(stuck, max_run_time=0)
     with pytest.raises(TypeError, match="run_idle_time must be a number of seconds"):
-        build_engine(stuck, run_idle_time="1")  # type: ignore[arg-type]
+        build_engine(stuck, run_idle_time="1")
 
 
 @pytest.mark.parametrize("loop", ["asyncio", "trio"])

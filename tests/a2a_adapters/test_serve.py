@@ -112,7 +112,7 @@ def test_a_card_and_its_agents_must_agree_on_the_skills() -> None:
         ({"max_body_bytes": 0}, ValueError, "max_body_bytes must be at least 1, got 0"),
         ({"max_body_bytes": -5}, ValueError, "max_body_bytes must be at least 1, got -5"),
         ({"error_mapping": "1.1"}, ValueError, "error_mapping must be one of '1.0.1', '1.0.0'"),
-        ({"push_allow_hosts": "localhost"}, TypeError, "push_allow_hosts must be a collection"),
+        ({"push_allow_hosts": "localhost"}, TypeError, "push_allow_hosts must be a list of host"),
         ({"public_url": "agents.example"}, ValueError, "public_url must be an http:// or"),
         (
             {"auth": BearerTokens({"s3cret": "alice"})},
@@ -120,7 +120,10 @@ def test_a_card_and_its_agents_must_agree_on_the_skills() -> None:
             "auth must be a list of authenticators, got a BearerTokens",
         ),
         ({"auth": ["s3cret"]}, TypeError, "auth must hold authenticators (BearerTokens, ApiKeys…)"),
-        ({"card": "card.json"}, TypeError, "card must be an AgentCard, got 'card.json'"),
+        ({"card": 7}, TypeError, "card must be an AgentCard, or MODULE:OBJECT or a FILE.json"),
+        ({"card": "nowhere.json"}, ValueError, "card nowhere.json: No such file or directory"),
+        ({"card": "examples.echo:agent"}, ValueError, "card examples.echo:agent: expected an"),
+        ({"max_runz": 5}, TypeError, "'max_runz' is not a setting of"),
     ],
 )
 def test_bad_settings_are_refused_where_they_are_given(
@@ -146,7 +149,7 @@ def test_the_keepalive_interval_must_be_a_positive_duration(seconds: float) -> N
         ({"port": 70000}, ValueError, "port must be from 0 to 65535 (0: any free port), got"),
         ({"port": -1}, ValueError, "port must be from 0 to 65535"),
         ({"port": "9999"}, TypeError, "port must be an int, got '9999'"),
-        ({"host": ""}, TypeError, "host must be a host name or address, got ''"),
+        ({"host": ""}, ValueError, "host must be a host name or address, got ''"),
     ],
 )
 @pytest.mark.timeout(30)  # without the check, serve() would go on serving
