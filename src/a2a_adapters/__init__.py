@@ -20,6 +20,7 @@ try:
         from ._streaming import HttpStream
         from ._telemetry import Telemetry
         from ._tls import TlsFiles
+        from .settings import Settings
         from .stores import MemoryStore
 except MissingExtra as missing:
     # Without the asyncio extra the package still imports (the command line then says in one
@@ -43,6 +44,7 @@ __all__ = [
     "MemoryStore",
     "PushSender",
     "Resolver",
+    "Settings",
     "Telemetry",
     "TlsFiles",
     "build_engine",
