@@ -25,8 +25,8 @@ CALLS = 500
 def echo() -> tuple[Any, tuple[Any, ...], Any]:
     """The record and log of a settled echo task, and the store's marker for its creation."""
     from a2a_core import ArtifactChunk, Core, CoreConfig, completed, text_artifact
-    from a2a_core._memory import _CREATED
     from a2a_core.store import MemoryTasks
+    from a2a_core.store._memory import _CREATED
     from a2a_core.transport import HttpRequest, Server, StartRun
 
     store = MemoryTasks()

@@ -154,11 +154,11 @@ def core_floor(count: int) -> dict[str, Any]:
     reply. No decision, check, index, idempotency, event log or effect: the floor under
     ``core ours``, which says how much of its time the design's guarantees take."""
     from a2a_core import Task, TaskState, TaskStatus, text_artifact
-    from a2a_core._changes import in_task, with_artifacts
     from a2a_core._json import loads
-    from a2a_core._jsonrpc import result_body
-    from a2a_core._model import Message
-    from a2a_core._wire_v1 import V1Codec
+    from a2a_core.decide._changes import in_task, with_artifacts
+    from a2a_core.model._task import Message
+    from a2a_core.wire._jsonrpc import result_body
+    from a2a_core.wire._v1 import V1Codec
 
     codec = V1Codec()
     tasks: dict[str, Task] = {}

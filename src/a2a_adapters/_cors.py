@@ -1,5 +1,5 @@
 """CORS on the way in and out, for every route of the application (the core decides what is
-allowed: ``a2a_core._cors``). Preflights are answered here, before anything else sees them:
+allowed: ``a2a_core.front._cors``). Preflights are answered here, before anything else sees them:
 they carry no credentials, and are no A2A request."""
 
 from collections.abc import Awaitable, Callable, MutableMapping

@@ -333,7 +333,7 @@ class Engine:
     # --- health -------------------------------------------------------------------------------
 
     async def health(self, probe: Probe, *, head: bool = False) -> HttpResponse:
-        """The answer to a liveness or readiness probe (see ``a2a_core._health``). Readiness
+        """The answer to a liveness or readiness probe (see ``a2a_core.front._health``). Readiness
         asks the store, when it offers a ``ping``, to answer within
         :data:`STORE_PROBE_TIMEOUT`. Never raises: a probe that fails says why."""
         failure = self.failure

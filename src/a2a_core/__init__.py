@@ -38,8 +38,21 @@ from ._agent_api import (
     working,
 )
 from ._config import CoreConfig, ErrorMapping
-from ._core import Core
-from ._model import (
+from .machine._core import Core
+from .model._requests import (
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTasksRequest,
+    Request,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+)
+from .model._task import (
     Artifact,
     AuthenticationInfo,
     ListTaskPushNotificationConfigsResponse,
@@ -54,19 +67,6 @@ from ._model import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-)
-from ._requests import (
-    CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
-    GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest,
-    ListTasksRequest,
-    Request,
-    SendMessageConfiguration,
-    SendMessageRequest,
-    SubscribeToTaskRequest,
 )
 
 __all__ = [

@@ -43,7 +43,7 @@ import attrs
 
 from ._errors import InternalError, InvalidAgentResponseError
 from ._json import string_problem, value_problem
-from ._model import Artifact, Message, Metadata, Part, Role, TaskState
+from .model._task import Artifact, Message, Metadata, Part, Role, TaskState
 
 __all__ = [
     "Agent",

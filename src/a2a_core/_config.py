@@ -9,9 +9,25 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ._card_model import AgentCard, AgentCardSignature
-from ._cors import origin_problem
 from ._json import DEFAULT_MAX_DEPTH, DEFAULT_MAX_ITEMS
+from .model._card import AgentCard, AgentCardSignature
+
+#: The origin that allows every origin.
+ANY_ORIGIN = "*"
+
+
+def origin_problem(origin: str) -> str | None:
+    """Why ``origin`` cannot be allowed (``None`` if it can): an origin is ``*``, or a scheme,
+    a host and maybe a port, as a browser sends it (``https://app.example``), no path."""
+    if origin == ANY_ORIGIN:
+        return None
+    scheme, sep, rest = origin.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or not rest:
+        return "an origin is http:// or https:// and a host (or * for any)"
+    if "/" in rest or "?" in rest or "#" in rest or "@" in rest:
+        return "an origin has no path, query or user: just scheme://host[:port]"
+    return None
+
 
 #: The most parts a message may hold unless configured otherwise.
 DEFAULT_MAX_PARTS = 1_000

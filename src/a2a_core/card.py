@@ -1,7 +1,7 @@
 """The agent card (A2A v1.0) and its parts: skills, capabilities, interfaces, security schemes;
 and its canonical form (RFC 8785), which its signatures sign."""
 
-from ._card_model import (
+from .model._card import (
     AgentCapabilities,
     AgentCard,
     AgentCardSignature,
@@ -23,7 +23,7 @@ from ._card_model import (
     SecurityRequirement,
     SecurityScheme,
 )
-from ._jcs import canonical_card_bytes, canonical_json
+from .wire._jcs import canonical_card_bytes, canonical_json
 
 __all__ = [
     "APIKeySecurityScheme",

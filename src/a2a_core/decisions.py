@@ -8,8 +8,8 @@ read-decide-commit loop itself. The task and run state machines are tables (:dat
 """
 
 from ._agent_api import normalize
-from ._changes import view
-from ._effects import (
+from .decide._changes import view
+from .decide._effects import (
     AwaitTask,
     CallReply,
     Decision,
@@ -23,9 +23,18 @@ from ._effects import (
     StartRun,
     StopRun,
 )
-from ._http import Binding, Dispatch
-from ._inputs import AgentDone, AgentOutput, Call, Dialect, Input, Operation, Rerun, Tick, World
-from ._states import (
+from .decide._inputs import (
+    AgentDone,
+    AgentOutput,
+    Call,
+    Dialect,
+    Input,
+    Operation,
+    Rerun,
+    Tick,
+    World,
+)
+from .decide._states import (
     RUNS,
     TRANSITIONS,
     IllegalTransition,
@@ -36,7 +45,16 @@ from ._states import (
     state_diagram,
     transition,
 )
-from ._streams import Advance, StreamCursor, StreamMode, advance, log_page, open_cursor, release
+from .decide._streams import (
+    Advance,
+    StreamCursor,
+    StreamMode,
+    advance,
+    log_page,
+    open_cursor,
+    release,
+)
+from .front._http import Binding, Dispatch
 
 __all__ = [
     "RUNS",

@@ -1,7 +1,7 @@
 """The gRPC binding's public parts: what an adapter provides (:class:`PayloadCodec`) and the
 framing and status helpers it may want (see ``docs/core.md``, "The gRPC binding")."""
 
-from ._grpc import (
+from .front._grpc import (
     GRPC_CODES,
     GRPC_CONTENT_TYPE,
     GRPC_PREFIX,

@@ -14,13 +14,13 @@ transport over an async store.
 """
 
 from ._agent_api import Outputs, ends_run
-from ._effects import Notify, StartRun, StopRun
-from ._exchange import Served
-from ._health import HEALTH_PATHS, Health, Probe
-from ._http import HttpRequest, HttpResponse
-from ._inputs import ANONYMOUS, Caller
-from ._push_policy import address_allowed, url_problem
-from ._server import (
+from .decide._effects import Notify, StartRun, StopRun
+from .decide._inputs import ANONYMOUS, Caller
+from .decide._push_policy import address_allowed, url_problem
+from .front._exchange import Served
+from .front._health import HEALTH_PATHS, Health, Probe
+from .front._http import HttpRequest, HttpResponse
+from .machine._server import (
     Action,
     Answer,
     Commit,
@@ -33,8 +33,8 @@ from ._server import (
     Unwatch,
     Watch,
 )
-from ._sse import KEEPALIVE, SSE_HEADERS, sse_event
-from ._wire_v1 import V1Codec
+from .wire._sse import KEEPALIVE, SSE_HEADERS, sse_event
+from .wire._v1 import V1Codec
 
 __all__ = [
     "ANONYMOUS",

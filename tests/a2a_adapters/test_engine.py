@@ -21,7 +21,7 @@ import pytest
 
 from a2a_adapters import MemoryStore, PushSender
 from a2a_core import AgentContext, working
-from a2a_core._server import MAX_HOLDS
+from a2a_core.machine._server import MAX_HOLDS
 from a2a_core.store import Put, Reads, Snapshot, Write
 from examples import echo
 from tests.a2a_adapters.support import (

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from a2a_adapters.grpc import METHODS, ProtoPayloads
 from a2a_adapters.grpc._proto import a2a_pb2 as ours
 from a2a_core import Core, CoreConfig
-from a2a_core._decoding import V1_METHODS
-from a2a_core._model import ListTaskPushNotificationConfigsResponse, ListTasksResponse, Task
 from a2a_core.card import AgentCard
+from a2a_core.front._decoding import V1_METHODS
 from a2a_core.grpc import PayloadError
+from a2a_core.model._task import ListTaskPushNotificationConfigsResponse, ListTasksResponse, Task
 from a2a_core.testing import strategies
 from a2a_core.transport import V1Codec
 

@@ -5,9 +5,9 @@ official a2a-sdk client for the shapes it accepts, and raw ``httpx`` streams par
 (``tests/a2a_adapters/sse.py``) for ids, framing, resumption and timing. A few tests also look at
 the engine they built (``serving``) to check that a stream's buffer is bounded and freed.
 
-The rules under test (PROTOCOL.md §2.3, §3.2, §3.6; ``a2a_core._streams``): each ``data:`` is a
-JSON-RPC response with the request's id holding a v1.0 ``StreamResponse``; each event's ``id:``
-is its number in the task's event log, so a client that reconnects with ``Last-Event-ID`` misses
+The rules under test (PROTOCOL.md §2.3, §3.2, §3.6; ``a2a_core.decide._streams``): each ``data:`` is
+a JSON-RPC response with the request's id holding a v1.0 ``StreamResponse``; each event's ``id:`` is
+its number in the task's event log, so a client that reconnects with ``Last-Event-ID`` misses
 nothing and gets nothing twice; a streamed send ends when the task settles (terminal or
 interrupted), a subscription only when it is terminal; errors found before the first event are
 plain JSON-RPC errors.

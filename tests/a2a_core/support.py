@@ -34,7 +34,21 @@ from a2a_core import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_core._card_model import (
+from a2a_core.card import AgentCard
+from a2a_core.decisions import (
+    AwaitTask,
+    Call,
+    Decision,
+    Fail,
+    Input,
+    Operation,
+    Publish,
+    Respond,
+    Tick,
+    World,
+)
+from a2a_core.errors import A2AError
+from a2a_core.model._card import (
     AgentCapabilities,
     AgentCardSignature,
     AgentExtension,
@@ -55,27 +69,13 @@ from a2a_core._card_model import (
     SecurityRequirement,
     SecurityScheme,
 )
-from a2a_core._requests import (
+from a2a_core.model._requests import (
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest,
     SubscribeToTaskRequest,
 )
-from a2a_core.card import AgentCard
-from a2a_core.decisions import (
-    AwaitTask,
-    Call,
-    Decision,
-    Fail,
-    Input,
-    Operation,
-    Publish,
-    Respond,
-    Tick,
-    World,
-)
-from a2a_core.errors import A2AError
 from a2a_core.store import (
     Cursor,
     Delete,
@@ -130,8 +130,9 @@ def make_core(**options: Any) -> Core:
 class FakeStore:
     """Records in a dict; writes are compare-and-set on the stored version.
 
-    It keeps the whole store contract of ``_storage.py`` the simple way (by scanning): message
-    ids unique per owner, an event log per task, newest-first pages and the expiry query.
+    It keeps the whole store contract of ``a2a_core.store._contract`` the simple way (by
+    scanning): message ids unique per owner, an event log per task, newest-first pages and the
+    expiry query.
     """
 
     def __init__(self) -> None:

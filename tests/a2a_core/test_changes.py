@@ -4,10 +4,11 @@ from datetime import UTC, datetime
 
 import attrs
 
-from a2a_core._changes import in_task, set_status, successor, with_artifacts, with_status
-from a2a_core._exchange import HttpResponse
-from a2a_core._inputs import World
-from a2a_core._model import (
+from a2a_core.decide._changes import in_task, set_status, successor, with_artifacts, with_status
+from a2a_core.decide._inputs import World
+from a2a_core.front._exchange import HttpResponse
+from a2a_core.model._records import Owner, TaskRecord
+from a2a_core.model._task import (
     Artifact,
     Message,
     Part,
@@ -17,7 +18,6 @@ from a2a_core._model import (
     TaskState,
     TaskStatus,
 )
-from a2a_core._records import Owner, TaskRecord
 
 NOW = datetime(2026, 1, 2, tzinfo=UTC)
 

@@ -1,7 +1,7 @@
 """The compact form of a settled task: it decodes to exactly what was encoded, or is not made.
 
-``MemoryTasks`` keeps a settled task as the blob :mod:`a2a_core._compact` makes, and every read
-decodes it: a blob that decoded to anything else (a tuple come back a list, an id its text
+``MemoryTasks`` keeps a settled task as the blob :mod:`a2a_core.store._compact` makes, and every
+read decodes it: a blob that decoded to anything else (a tuple come back a list, an id its text
 spelled another way, an event's ``index`` lost because equality ignores it) would change what
 the store answers. So values here are compared field by field, types included, not with ``==``.
 """
@@ -33,12 +33,11 @@ from a2a_core import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    _compact,
     completed,
     text_artifact,
 )
-from a2a_core._memory import _CREATED
-from a2a_core.store import MemoryTasks, Owner, TaskRecord
+from a2a_core.store import MemoryTasks, Owner, TaskRecord, _compact
+from a2a_core.store._memory import _CREATED
 from a2a_core.testing import strategies
 from a2a_core.transport import HttpRequest, Server, StartRun
 from tests.a2a_core.support import CARD

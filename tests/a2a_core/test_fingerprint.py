@@ -20,8 +20,9 @@ import attrs
 import pytest
 from hypothesis import given, settings
 
-from a2a_core import Message, Part, Role, _json, _records
-from a2a_core._records import message_fingerprint
+from a2a_core import Message, Part, Role, _json
+from a2a_core.model import _records
+from a2a_core.model._records import message_fingerprint
 
 from .support import messages
 

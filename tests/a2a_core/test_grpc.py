@@ -23,9 +23,9 @@ from a2a_core._errors import (
     PayloadTooLargeError,
     TaskNotFoundError,
 )
-from a2a_core._exchange import Binding, Dispatch
 from a2a_core.card import AgentCapabilities, AgentCard, AgentExtension
 from a2a_core.errors import FieldViolation, UsageError
+from a2a_core.front._exchange import Binding, Dispatch
 from a2a_core.grpc import (
     GRPC_CODES,
     PayloadError,

@@ -30,10 +30,10 @@ from a2a_core import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_core._http import task_concerned
 from a2a_core.card import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from a2a_core.decisions import AgentDone, AwaitTask, Call, Dispatch, Fail, Operation, Push, Respond
 from a2a_core.errors import ERROR_CODES, A2AError, BusyError, TaskNotFoundError
+from a2a_core.front._http import task_concerned
 from a2a_core.store import LoggedEvent, MemoryTasks
 from a2a_core.testing import counting_ids
 from a2a_core.transport import (

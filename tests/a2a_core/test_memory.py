@@ -25,11 +25,9 @@ from a2a_core import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    _compact,
     input_required,
     text_artifact,
 )
-from a2a_core._memory import _CREATED, _micros, _SortedIndex
 from a2a_core.errors import UsageError
 from a2a_core.store import (
     Delete,
@@ -45,7 +43,9 @@ from a2a_core.store import (
     Reads,
     RunningQuery,
     TaskRecord,
+    _compact,
 )
+from a2a_core.store._memory import _CREATED, _micros, _SortedIndex
 from a2a_core.testing import Driver, strategies
 from a2a_core.transport import ANONYMOUS
 from tests.a2a_core.test_stored import records

@@ -251,7 +251,19 @@ def test_every_public_module_is_a_namespace_listed_here() -> None:
         for info in pkgutil.iter_modules(a2a_core.__path__)
         if not info.name.startswith("_")
     }
-    assert public == set(EXPECTED) - {"a2a_core"} | {"a2a_core.testing"}
+    assert public - LAYERS == set(EXPECTED) - {"a2a_core"} | {"a2a_core.testing"}
+
+
+#: The folders the core's modules live in, bottom up. A layer is not a namespace: it hands no
+#: name on (its modules are private), and users reach what it holds through the faces above.
+LAYERS = {f"a2a_core.{name}" for name in ("model", "wire", "decide", "front", "machine")}
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_a_layer_hands_no_name_on(layer: str) -> None:
+    module = importlib.import_module(layer)
+    assert module.__doc__
+    assert not [name for name in vars(module) if not name.startswith("_")]
 
 
 def test_a_name_lives_in_one_namespace_unless_it_is_an_effect_a_transport_performs() -> None:

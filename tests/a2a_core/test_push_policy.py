@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_core._push_policy import header_id
+from a2a_core.decide._push_policy import header_id
 from a2a_core.transport import address_allowed, url_problem
 
 REFUSED_ADDRESSES = [

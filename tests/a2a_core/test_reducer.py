@@ -38,13 +38,6 @@ from a2a_core import (
     text_artifact,
     working,
 )
-from a2a_core._records import message_fingerprint, named_key
-from a2a_core._requests import (
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
-    ListTaskPushNotificationConfigsRequest,
-)
 from a2a_core.card import AgentSkill
 from a2a_core.decisions import (
     AgentDone,
@@ -69,6 +62,13 @@ from a2a_core.errors import (
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
+)
+from a2a_core.model._records import message_fingerprint, named_key
+from a2a_core.model._requests import (
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
 )
 from a2a_core.store import (
     Cursor,

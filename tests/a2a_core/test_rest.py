@@ -53,15 +53,6 @@ from a2a_core._errors import (
     TaskNotCancelableError,
     VersionNotSupportedError,
 )
-from a2a_core._http import Binding
-from a2a_core._rest import (
-    REST_ROUTES,
-    RestMatch,
-    match_rest,
-    rest_error_body,
-    rest_params,
-    status_of,
-)
 from a2a_core.card import AgentCard
 from a2a_core.decisions import (
     AgentDone,
@@ -88,6 +79,15 @@ from a2a_core.errors import (
     UnauthenticatedError,
     UnavailableError,
     UnsupportedOperationError,
+)
+from a2a_core.front._http import Binding
+from a2a_core.front._rest import (
+    REST_ROUTES,
+    RestMatch,
+    match_rest,
+    rest_error_body,
+    rest_params,
+    status_of,
 )
 from a2a_core.testing import Driver
 from a2a_core.transport import Caller, HttpRequest, HttpResponse

@@ -30,7 +30,7 @@ from a2a_core import (
     text_artifact,
     working,
 )
-from a2a_core._server import MAX_ATTEMPTS, MAX_HOLDS
+from a2a_core.machine._server import MAX_ATTEMPTS, MAX_HOLDS
 from a2a_core.store import LoggedEvent, LogQuery, MemoryTasks, Reads
 from a2a_core.testing import counting_ids
 from a2a_core.transport import (
@@ -671,7 +671,7 @@ def restarted(board: Board) -> Board:
 
 
 def test_a_restart_fails_the_tasks_whose_runs_it_left_behind(monkeypatch: Any) -> None:
-    monkeypatch.setattr("a2a_core._server.RECOVER_BATCH", 2)  # recovery reads in batches
+    monkeypatch.setattr("a2a_core.machine._server.RECOVER_BATCH", 2)  # recovery reads in batches
     before = Board()
     live = []
     for n in range(5):
@@ -833,7 +833,9 @@ def test_the_fate_of_a_notification_the_store_missed_is_recorded_once_it_is_back
 def test_a_restart_delivers_what_the_outbox_owes_before_what_happens_after_it(
     monkeypatch: Any,
 ) -> None:
-    monkeypatch.setattr("a2a_core._server.RECOVER_BATCH", 1)  # the outbox is read in batches
+    monkeypatch.setattr(
+        "a2a_core.machine._server.RECOVER_BATCH", 1
+    )  # the outbox is read in batches
     hook = {"url": "https://hooks.example.com/a2a"}
     before = Board(push_notifications=True)
     send(before, returnImmediately=True, taskPushNotificationConfig=hook)

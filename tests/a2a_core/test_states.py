@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from a2a_core import TaskState
-from a2a_core._states import RUNS, RunEffect, RunState, RunTrigger, run_step
+from a2a_core.decide._states import RUNS, RunEffect, RunState, RunTrigger, run_step
 from a2a_core.decisions import TRANSITIONS, IllegalTransition, Trigger, state_diagram, transition
 
 ALL_PAIRS = list(itertools.product(TaskState, Trigger))

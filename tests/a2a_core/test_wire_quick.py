@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 
 from a2a_core import SendMessageRequest
 from a2a_core._json import loads
-from a2a_core._wire_quick import send_request
 from a2a_core.errors import InvalidParamsError
 from a2a_core.testing.strategies import hostile, near_valid, requests, send_requests
 from a2a_core.transport import V1Codec
+from a2a_core.wire._quick import send_request
 
 codec = V1Codec()
 SENDS = {"SendMessage", "SendStreamingMessage"}

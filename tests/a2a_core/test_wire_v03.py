@@ -41,7 +41,10 @@ from a2a_core import (
     TaskStatusUpdateEvent,
     text_artifact,
 )
-from a2a_core._card_model import (
+from a2a_core.card import AgentCard
+from a2a_core.decisions import AgentDone, AgentOutput, Call, Dialect, Dispatch, Operation, Respond
+from a2a_core.errors import InvalidParamsError
+from a2a_core.model._card import (
     AgentCapabilities,
     APIKeySecurityScheme,
     ClientCredentialsOAuthFlow,
@@ -51,7 +54,9 @@ from a2a_core._card_model import (
     OpenIdConnectSecurityScheme,
     SecurityRequirement,
 )
-from a2a_core._wire_v03 import (
+from a2a_core.store import LoggedEvent
+from a2a_core.transport import Caller, HttpRequest, V1Codec
+from a2a_core.wire._v03 import (
     DEFAULT_PUSH_CONFIG_ID,
     card_v03_fields,
     event_out,
@@ -71,11 +76,6 @@ from a2a_core._wire_v03 import (
     task_out,
     value_out,
 )
-from a2a_core.card import AgentCard
-from a2a_core.decisions import AgentDone, AgentOutput, Call, Dialect, Dispatch, Operation, Respond
-from a2a_core.errors import InvalidParamsError
-from a2a_core.store import LoggedEvent
-from a2a_core.transport import Caller, HttpRequest, V1Codec
 
 from .support import (
     Harness,

@@ -26,13 +26,13 @@ from a2a_core import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
-    _wire,
 )
-from a2a_core._requests import GetTaskPushNotificationConfigRequest
-from a2a_core._wire import dumps, format_timestamp, parse_timestamp
 from a2a_core.card import AgentCard
 from a2a_core.errors import FieldViolation, InvalidParamsError
+from a2a_core.model._requests import GetTaskPushNotificationConfigRequest
 from a2a_core.transport import V1Codec
+from a2a_core.wire import _strict
+from a2a_core.wire._strict import dumps, format_timestamp, parse_timestamp
 
 from .support import (
     artifact_updates,
@@ -87,10 +87,10 @@ CATTRS_WRITTEN = {precise: V1Codec(precise=precise) for precise in (False, True)
 
 def cattrs_encode(value: Any, precise: bool) -> Any:
     def cattrs_only(conv: Any, cls: type[Any], enums: Any) -> Any:
-        return _wire._cattrs_unstructure_attrs(conv, cls)
+        return _strict._cattrs_unstructure_attrs(conv, cls)
 
     # (Writers are made on a class's first use and kept: this codec's are all cattrs'.)
-    with mock.patch.object(_wire, "_unstructure_attrs", cattrs_only):
+    with mock.patch.object(_strict, "_unstructure_attrs", cattrs_only):
         return CATTRS_WRITTEN[precise].encode(value)
 
 

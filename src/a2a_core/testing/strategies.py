@@ -50,9 +50,9 @@ from a2a_core import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_core._wire_v03 import message_out
 from a2a_core.card import AgentCapabilities, AgentCard, AgentInterface, AgentProvider, AgentSkill
 from a2a_core.transport import HttpRequest, V1Codec
+from a2a_core.wire._v03 import message_out
 
 __all__ = [
     "Dialect",
