@@ -49,7 +49,7 @@ def _micros(call: Callable[[], object]) -> float:
 
 
 def run(rounds: int) -> dict[str, Any]:
-    from a2a_core import _compact
+    from a2a_core.store import _compact
 
     record, log, marker = echo()
     blob = _compact.encode(record, log, marker)

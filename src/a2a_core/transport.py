@@ -20,7 +20,7 @@ from .decide._push_policy import address_allowed, url_problem
 from .front._exchange import Served
 from .front._health import HEALTH_PATHS, Health, Probe
 from .front._http import HttpRequest, HttpResponse
-from .machine._server import (
+from .machine._actions import (
     Action,
     Answer,
     Commit,
@@ -28,11 +28,11 @@ from .machine._server import (
     OutputTaken,
     Problem,
     Read,
-    Server,
     StreamOpened,
     Unwatch,
     Watch,
 )
+from .machine._server import Server
 from .wire._sse import KEEPALIVE, SSE_HEADERS, sse_event
 from .wire._v1 import V1Codec
 
