@@ -53,10 +53,10 @@ from a2a_core.store import (
     Put,
     Reads,
     Snapshot,
+    StoreUnavailable,
     TaskRecord,
     Write,
     dump_event,
-    dump_record,
     load_event,
     load_record,
 )
@@ -67,7 +67,7 @@ from ._redis_lua import COMMIT, OWED, READ, RENEW
 from ._redis_pubsub import PubSubConnection
 from ._redis_resp import Address, RespError, command
 from ._redis_url import redacted, url_problem
-from ._sqlite import StoreUnavailable, _micros, _time
+from ._rows import from_micros, micros, row
 
 __all__ = ["DEFAULT_URL", "RedisStore"]
 
@@ -466,25 +466,25 @@ def _commit_arguments(store: RedisStore, writes: Sequence[Write], token: str) ->
     for write in writes:
         if isinstance(write, Put):
             record, events = write.record, write.events
-            owner, state = record.owner, record.state
+            stored = row(record)
             arguments += [
                 "P",
-                record.id,
+                stored.key,
                 write.expected,
-                record.version,
-                dump_record(record),
+                stored.version,
+                stored.record,
                 record.run,
-                int(record.running),
-                int(state.terminal),
-                state.value,
-                _micros(record.updated_at),
-                record.seq,
-                owner.principal,
-                owner.tenant,
-                record.task.context_id,
+                stored.running,
+                stored.terminal,
+                stored.state,
+                stored.updated,
+                stored.seq,
+                stored.principal,
+                stored.tenant,
+                stored.context_id,
                 *_indexes(store, record),
-                _messages_key(store, owner),
-                len(record.messages),
+                _messages_key(store, record.owner),
+                stored.messages,
                 *(message_id for message_id, _ in record.messages),
                 len(events),
             ]
@@ -507,21 +507,21 @@ def _read_arguments(store: RedisStore, reads: Reads) -> list[str | int]:
     else:
         arguments += ["", ""]
     if (listing := reads.listing) is not None:
-        low = "-inf" if listing.updated_since is None else _micros(listing.updated_since)
+        low = "-inf" if listing.updated_since is None else micros(listing.updated_since)
         cursor = listing.cursor
         arguments += [
             "1",
             _listing_index(store, listing),
             low,
             "1" if cursor is not None else "0",
-            _micros(cursor.updated_at) if cursor is not None else "",
+            micros(cursor.updated_at) if cursor is not None else "",
             cursor.task_id if cursor is not None else "",
             listing.page_size + 1,  # one more tells whether there is a next page
         ]
     else:
         arguments += ["0", "", "", "", "", "", 0]
     if (expiry := reads.expiry) is not None:
-        arguments += ["1", _micros(expiry.before), expiry.limit]
+        arguments += ["1", micros(expiry.before), expiry.limit]
     else:
         arguments += ["0", "", 0]
     if (log := reads.log) is not None:
@@ -569,7 +569,7 @@ def _expired(reply: list[Any]) -> Expired:
     next_score, *texts = reply
     next_at: datetime | None = None
     if isinstance(next_score, bytes):
-        next_at = _time(int(float(next_score)))
+        next_at = from_micros(int(float(next_score)))
     return Expired(tuple(load_record(t) for t in texts if isinstance(t, bytes)), next_at)
 
 
