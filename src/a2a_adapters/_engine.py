@@ -26,7 +26,7 @@ import logging
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 import anyio
 import attrs
@@ -34,7 +34,17 @@ from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from a2a_core import Core, InputError
-from a2a_core.store import AsyncStore, LoggedEvent, SyncStore
+from a2a_core.store import (
+    AsyncStore,
+    EventBus,
+    InlineStore,
+    LoggedEvent,
+    PingableStore,
+    SharedStore,
+    StoreMisconfigured,
+    StoreUnavailable,
+    SyncStore,
+)
 from a2a_core.transport import (
     Answer,
     Caller,
@@ -66,7 +76,7 @@ from ._push import PushSender
 from ._runs import Slot, close_shielded, run_agent
 from ._streaming import HttpStream, stream_body
 from ._telemetry import UNTRACED, RunSpan, Telemetry, _Untraced
-from .stores import MemoryStore, StoreUnavailable
+from .stores import MemoryStore
 
 if TYPE_CHECKING:
     from opentelemetry.trace import SpanContext
@@ -101,22 +111,6 @@ _FAILED = "The server failed to handle this request; the failure was logged"
 _GONE = HttpResponse(499, (("content-length", "0"),), b"")
 #: What a send's waiter is set to when its client left.
 _LEFT = object()
-
-
-class EventBus(Protocol):
-    """How a store shared by replicas (Redis) tells the engine of changes made elsewhere: it
-    offers one as its ``bus`` attribute, and the engine runs it in its task group."""
-
-    def watch(self, task_key: str) -> None: ...
-
-    def unwatch(self, task_key: str) -> None: ...
-
-    async def run(
-        self,
-        ring: Callable[[str, tuple[LoggedEvent, ...]], Awaitable[None]],
-        *,
-        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-    ) -> None: ...
 
 
 class Engine:
@@ -156,26 +150,24 @@ class Engine:
         if push is not None:
             push.report = self._push_reported
             push.telemetry = self.telemetry
-            # With replicas, one webhook's notifications may be owed by several servers: each
-            # waits for the others' earlier ones, so that the webhook gets them in order.
-            owed: Callable[..., Awaitable[bool]] | None = getattr(store, "owed_elsewhere", None)
-            if callable(owed):
+            if isinstance(store, SharedStore):
+                # With replicas, one webhook's notifications may be owed by several servers:
+                # each waits for the others' earlier ones, so that the webhook gets them in order.
+                owed = store.owed_elsewhere
                 push.ahead = lambda notify, handled: owed(
                     notify.task_id, notify.config_id, notify.seq, mine_after=handled
                 )
         # A store that answers without waiting (the memory store) is the machine's to call: its
         # reads and commits then happen inside the call that needs them, with no task switch.
-        inline: SyncStore | None = getattr(store, "inline", None)
-        if not (
-            callable(getattr(inline, "read", None)) and callable(getattr(inline, "commit", None))
-        ):
-            inline = None  # not a store: await the store itself
-        elif inline is not None:
+        inline: SyncStore | None = None
+        if isinstance(store, InlineStore) and isinstance(store.inline, SyncStore):
             # Its commits never pass through here: counted on the way to it.
-            inline = self.telemetry.counted(inline)
+            inline = self.telemetry.counted(store.inline)
         # A store shared with other replicas brings the bus that rings for their changes.
-        self.bus: EventBus | None = getattr(store, "bus", None)
-        lease: float = getattr(store, "lease", 0.0)
+        self.bus: EventBus | None = None
+        lease = 0.0
+        if isinstance(store, SharedStore):
+            self.bus, lease = store.bus, store.lease
         self.server = Server(
             core,
             store=inline,
@@ -348,13 +340,12 @@ class Engine:
 
     async def _store_problem(self) -> str | None:
         """Why the store does not answer its probe, or ``None`` if it does."""
-        ping: Callable[[], Awaitable[object]] | None = getattr(self.store, "ping", None)
-        if not callable(ping):
+        if not isinstance(self.store, PingableStore):
             return None  # a store with nothing to reach (in memory)
         try:
             with anyio.fail_after(STORE_PROBE_TIMEOUT):
-                await ping()
-        except StoreUnavailable as error:
+                await self.store.ping()
+        except (StoreUnavailable, StoreMisconfigured) as error:
             return str(error)
         except TimeoutError:
             return f"no answer within {STORE_PROBE_TIMEOUT:g} s"

@@ -9,7 +9,7 @@ and it is the same for one process and for many replicas over Redis.
 
 import base64
 import binascii
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -379,7 +379,7 @@ class EventBus(Protocol):
         ring: Callable[[str, tuple[LoggedEvent, ...]], Awaitable[None]],
         *,
         task_status: Any = ...,
-    ) -> Awaitable[None]: ...
+    ) -> Coroutine[Any, Any, None]: ...
 
 
 @runtime_checkable
