@@ -144,6 +144,15 @@ class Engine:
             consequence="requests that need it are answered 503 (retry later), and agents' "
             "outputs are held until it answers",
         )
+        #: Whether the store refuses what the server asks of it (``StoreMisconfigured``: a
+        #: permission missing), said once until it accepts again.
+        self.store_refusal = Outage(
+            "the task store",
+            log,
+            went="refuses what this server asks of it",
+            back="accepts it again",
+            consequence="requests that need it fail (500) until its configuration is changed",
+        )
         self.agents = agents
         self.auth = tuple(auth)
         self.push = push
@@ -594,11 +603,14 @@ class Engine:
                     except StoreUnavailable as error:  # expected now and then: no traceback
                         self.store_outage.failed(error)
                         self.server.read_failed(action.op, self._clock(), unavailable=True)
+                    except StoreMisconfigured as error:  # its message says what to change
+                        self.store_refusal.failed(error)
+                        self.server.read_failed(action.op, self._clock())
                     except Exception:
                         log.exception("a store read failed")
                         self.server.read_failed(action.op, self._clock())
                     else:
-                        self.store_outage.answered()
+                        self._store_answered()
                         self.server.read_done(action.op, snapshot, self._clock())
                 else:
                     try:
@@ -606,17 +618,24 @@ class Engine:
                     except StoreUnavailable as error:
                         self.store_outage.failed(error)
                         self.server.commit_failed(action.op, self._clock(), unavailable=True)
+                    except StoreMisconfigured as error:
+                        self.store_refusal.failed(error)
+                        self.server.commit_failed(action.op, self._clock())
                     except Exception:
                         log.exception("a store commit failed")
                         self.server.commit_failed(action.op, self._clock())
                     else:
-                        self.store_outage.answered()
+                        self._store_answered()
                         if ok:
                             self.telemetry.committed(action.writes)
                         else:
                             self.telemetry.conflicted()
                         self.server.commit_done(action.op, ok, self._clock())
                 self._perform()
+
+    def _store_answered(self) -> None:
+        self.store_outage.answered()
+        self.store_refusal.answered()
 
     async def _rang(self, task_id: str, events: tuple[LoggedEvent, ...]) -> None:
         """Another replica changed ``task_id``, logging ``events`` (or the bus could not tell

@@ -447,7 +447,8 @@ STORE_START_SECONDS = 5.0
 
 def _probe_store(store: AsyncStore, loop: str) -> None:
     """Raise :class:`~a2a_adapters.stores.StoreUnavailable` saying why, if ``store`` does not
-    answer its probe within :data:`STORE_START_SECONDS` (tried again every quarter second)."""
+    answer its probe within :data:`STORE_START_SECONDS` (tried again every quarter second),
+    and :class:`~a2a_adapters.stores.StoreMisconfigured` at once if it refuses it."""
     if not isinstance(store, PingableStore):
         return  # a store with nothing to reach (in memory)
     ping = store.ping

@@ -28,10 +28,12 @@ same script that finds them, so two replicas never both take over one run.
 import asyncio
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import coredis
@@ -53,6 +55,7 @@ from a2a_core.store import (
     Put,
     Reads,
     Snapshot,
+    StoreMisconfigured,
     StoreUnavailable,
     TaskRecord,
     Write,
@@ -193,14 +196,16 @@ class RedisStore:
         # answer rather than leaving a written commit reported as nothing.
         with anyio.CancelScope(shield=True):
             try:
-                applied = await self._run("commit", arguments)
+                reply = await self._reply("commit", arguments)
             except StoreUnavailable as failure:
                 # The script may have run before the connection broke: a commit reported
                 # failed must have written nothing (a run it started would be nobody's).
                 if not await self._applied(token, failure):
                     raise
                 return True
-        return bool(applied)
+        # An error reply is an answer: the script did not run, or stopped before its first
+        # write (every check, permissions included, comes first), so nothing is to be asked.
+        return bool(self._answer(reply))
 
     async def _applied(self, token: str, failure: StoreUnavailable) -> bool:
         """Whether the commit of ``token`` was applied, asked of Redis for as long as it takes
@@ -291,6 +296,11 @@ class RedisStore:
     # --- calls --------------------------------------------------------------------------------
 
     async def _run(self, script: str, arguments: list[str | int]) -> Any:
+        return self._answer(await self._reply(script, arguments))
+
+    async def _reply(self, script: str, arguments: list[str | int]) -> Any:
+        """The reply of ``script`` run with ``arguments``: an error reply is returned, as a
+        :class:`RespError` value; no reply at all raises :class:`StoreUnavailable`."""
         link = await self._link()
         sha, source = _SCRIPTS[script]
         request = command("EVALSHA", sha, 0, *arguments)
@@ -299,9 +309,11 @@ class RedisStore:
             # A Redis restarted (or told SCRIPT FLUSH) has forgotten the scripts, and so did not
             # run this one: loading it and sending again is safe. A second NOSCRIPT is the
             # store's failure like any other.
-            self._answer(await self._call(link, command("SCRIPT", "LOAD", source)))
+            loaded = await self._call(link, command("SCRIPT", "LOAD", source))
+            if isinstance(loaded, RespError):
+                return loaded
             reply = await self._call(link, request)
-        return self._answer(reply)
+        return reply
 
     async def _call(self, link: "_Link", request: bytes) -> Any:
         """``request``'s reply; a failure to reach Redis or to hear from it in time is
@@ -321,13 +333,44 @@ class RedisStore:
 
     def _answer(self, reply: Any) -> Any:
         """``reply``, unless Redis answered an error: a script's refusal of its arguments is
-        the caller's :class:`UsageError`, anything else :class:`StoreUnavailable`."""
-        if isinstance(reply, RespError):
-            message = str(reply)
-            if message.startswith("A2A_USAGE "):
-                raise UsageError(message.removeprefix("A2A_USAGE "))
-            raise StoreUnavailable(f"the task store {self.where} failed: {message}")
-        return reply
+        the caller's :class:`UsageError`; a command, key or channel this user may not use is
+        :class:`StoreMisconfigured`, saying which and what to grant; anything else
+        :class:`StoreUnavailable` (for ``BUSY``, ``LOADING``, ``READONLY`` and ``MASTERDOWN``,
+        saying what that means)."""
+        if not isinstance(reply, RespError):
+            return reply
+        message = str(reply)
+        if message.startswith("A2A_USAGE "):
+            raise UsageError(message.removeprefix("A2A_USAGE "))
+        if message.startswith("NOPERM") or _SCRIPT_REFUSED in message:
+            raise StoreMisconfigured(
+                f"the task store {self.where} refused a command: {message} ({self._grant(message)})"
+            )
+        away = _AWAY.get(message.partition(" ")[0])
+        if away is not None:
+            raise StoreUnavailable(f"the task store {self.where} is unavailable, {away}: {message}")
+        raise StoreUnavailable(f"the task store {self.where} failed: {message}")
+
+    def _grant(self, refusal: str) -> str:
+        """What to grant this store's Redis user, by what Redis refused it."""
+        user = unquote(urlsplit(self.url).username or "") or "default"
+        if "channel" in refusal:
+            return (
+                f"user {user!r} needs to publish to and subscribe to the store's channels: "
+                f"ACL SETUSER {user} &{self.prefix}:*"
+            )
+        if "keys" in refusal:
+            return f"user {user!r} needs the store's keys: ACL SETUSER {user} ~{self.prefix}:*"
+        named = re.search(r"'([a-z|]+)'", refusal)
+        if named is not None:
+            return (
+                f"user {user!r} needs the command {named[1]!r} on the store's keys: "
+                f"ACL SETUSER {user} +{named[1]} ~{self.prefix}:*"
+            )
+        return (
+            f"user {user!r} needs the store's commands and keys: "
+            f"ACL SETUSER {user} +@all ~{self.prefix}:* &{self.prefix}:*"
+        )
 
     async def _link(self) -> "_Link":
         """This loop's client, started on first use (and again after it ended)."""
@@ -360,6 +403,9 @@ class _Link:
         self.client: coredis.Redis[bytes] = coredis.Redis.from_url(
             store.url,
             decode_responses=False,
+            # A user name or password holding '@', ':', '/'... is percent-encoded in a URL,
+            # and decoded here (as redis-py does), as is a Unix socket's path.
+            decode_components=True,
             connect_timeout=store.connect_timeout,
             stream_timeout=store.timeout,
             pool_timeout=store.timeout,
@@ -415,6 +461,18 @@ class _Link:
     async def close(self) -> None:
         self._stop.set()
         await self._done.wait()
+
+
+#: Error replies that mean Redis cannot serve the store for now (it is an outage, retried as
+#: one), by their first word: what each means.
+_AWAY = {
+    "BUSY": "running a script that has not ended (SCRIPT KILL or FUNCTION KILL stops it)",
+    "LOADING": "loading its data after a restart",
+    "READONLY": "a read-only replica (the store writes to the primary)",
+    "MASTERDOWN": "a replica that lost its primary and serves no stale data",
+}
+#: What Redis says of a command a script ran that its user may not (in an ``ERR`` reply).
+_SCRIPT_REFUSED = "The user executing the script can't"
 
 
 # --- arguments ------------------------------------------------------------------------------------
