@@ -88,14 +88,16 @@ _SCRIPTS = {
 class RedisStore:
     """Tasks, their event logs, message ids and owed notifications in a Redis shared by replicas.
 
-    ``url`` is ``redis://[:PASSWORD@]HOST:PORT/DB``, ``rediss://…`` (TLS) or
-    ``unix:///PATH/TO/redis.sock?db=N``. Every key starts with ``prefix:``, so servers of
+    ``url`` is ``redis://[[USER]:PASSWORD@]HOST:PORT/DB``, ``rediss://…`` (TLS) or
+    ``unix:///PATH/TO/redis.sock?db=N`` (a user name and password percent-encoded, as
+    redis-py reads them). Every key starts with ``prefix:``, so servers of
     different deployments may share one Redis. ``replica`` names this server process among
     the replicas (a random id unless given); ``lease`` is how long, in seconds, a
     :meth:`renew_lease` keeps this replica's runs its own. ``connect_timeout`` and ``timeout``
     bound connecting and each call, so that a Redis that is down or hung makes a call fail
     with :class:`StoreUnavailable` (naming the URL, its password hidden, and the cause) instead
-    of hanging.
+    of hanging. A command, key or channel its user may not use is
+    :class:`StoreMisconfigured`, naming it and the ACL rule that grants it.
 
     One instance serves one event loop at a time (asyncio or trio); it connects lazily, on the
     first call inside the running loop, and again by itself after Redis comes back. A loop it
