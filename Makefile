@@ -8,7 +8,8 @@
 #                (strict) and the whole test suite with every code block of the README and the
 #                manual, failing under the branch coverage of a2a_core that pyproject.toml sets,
 #                then the black-box suites again on the SQLite store
-# and, when wanted, make bench: ours against the official a2a-sdk (about twelve minutes),
+# and, when wanted, make bench: ours against the official a2a-sdk, then our HTTP/1.1 server,
+# RESP2 client and JCS against hypercorn, coredis and rfc8785 (about fifteen minutes),
 # make fuzz: the hostile fuzz tests and the hostile-input suite at volume (FUZZ=N requests per
 # dialect, OUTAGES=N rounds of each store outage; about fifteen minutes),
 # make crash: a server on a SQLite file killed with SIGKILL under load and checked after
@@ -78,8 +79,12 @@ docs: $(DEV_STAMP)
 	$(BIN)/python -m docs.generate
 	$(BIN)/mkdocs build --strict --quiet
 
+# Each writes its table to benchmarks/results/ (latest.json, http1.json, resp.json, jcs.json).
 bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks.run
+	$(BIN)/python -m benchmarks.http1
+	$(BIN)/python -m benchmarks.resp
+	$(BIN)/python -m benchmarks.jcs
 
 # The black-box suites (the asyncio adapter's, the examples) with every engine on a SQLite file.
 # (Less the suites that choose their stores themselves, the command line's processes among

@@ -26,7 +26,7 @@ import logging
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol, assert_never
+from typing import TYPE_CHECKING, Any, assert_never
 
 import anyio
 import attrs
@@ -34,7 +34,17 @@ from anyio.abc import TaskGroup, TaskStatus
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from a2a_core import Core, InputError
-from a2a_core.store import AsyncStore, LoggedEvent, SyncStore
+from a2a_core.store import (
+    AsyncStore,
+    EventBus,
+    InlineStore,
+    LoggedEvent,
+    PingableStore,
+    SharedStore,
+    StoreMisconfigured,
+    StoreUnavailable,
+    SyncStore,
+)
 from a2a_core.transport import (
     Answer,
     Caller,
@@ -66,7 +76,7 @@ from ._push import PushSender
 from ._runs import Slot, close_shielded, run_agent
 from ._streaming import HttpStream, stream_body
 from ._telemetry import UNTRACED, RunSpan, Telemetry, _Untraced
-from .stores import MemoryStore, StoreUnavailable
+from .stores import MemoryStore
 
 if TYPE_CHECKING:
     from opentelemetry.trace import SpanContext
@@ -103,22 +113,6 @@ _GONE = HttpResponse(499, (("content-length", "0"),), b"")
 _LEFT = object()
 
 
-class EventBus(Protocol):
-    """How a store shared by replicas (Redis) tells the engine of changes made elsewhere: it
-    offers one as its ``bus`` attribute, and the engine runs it in its task group."""
-
-    def watch(self, task_key: str) -> None: ...
-
-    def unwatch(self, task_key: str) -> None: ...
-
-    async def run(
-        self,
-        ring: Callable[[str, tuple[LoggedEvent, ...]], Awaitable[None]],
-        *,
-        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-    ) -> None: ...
-
-
 class Engine:
     """Serves A2A: a core, a store and agents (on whichever loop runs it)."""
 
@@ -150,32 +144,39 @@ class Engine:
             consequence="requests that need it are answered 503 (retry later), and agents' "
             "outputs are held until it answers",
         )
+        #: Whether the store refuses what the server asks of it (``StoreMisconfigured``: a
+        #: permission missing), said once until it accepts again.
+        self.store_refusal = Outage(
+            "the task store",
+            log,
+            went="refuses what this server asks of it",
+            back="accepts it again",
+            consequence="requests that need it fail (500) until its configuration is changed",
+        )
         self.agents = agents
         self.auth = tuple(auth)
         self.push = push
         if push is not None:
             push.report = self._push_reported
             push.telemetry = self.telemetry
-            # With replicas, one webhook's notifications may be owed by several servers: each
-            # waits for the others' earlier ones, so that the webhook gets them in order.
-            owed: Callable[..., Awaitable[bool]] | None = getattr(store, "owed_elsewhere", None)
-            if callable(owed):
+            if isinstance(store, SharedStore):
+                # With replicas, one webhook's notifications may be owed by several servers:
+                # each waits for the others' earlier ones, so that the webhook gets them in order.
+                owed = store.owed_elsewhere
                 push.ahead = lambda notify, handled: owed(
                     notify.task_id, notify.config_id, notify.seq, mine_after=handled
                 )
         # A store that answers without waiting (the memory store) is the machine's to call: its
         # reads and commits then happen inside the call that needs them, with no task switch.
-        inline: SyncStore | None = getattr(store, "inline", None)
-        if not (
-            callable(getattr(inline, "read", None)) and callable(getattr(inline, "commit", None))
-        ):
-            inline = None  # not a store: await the store itself
-        elif inline is not None:
+        inline: SyncStore | None = None
+        if isinstance(store, InlineStore) and isinstance(store.inline, SyncStore):
             # Its commits never pass through here: counted on the way to it.
-            inline = self.telemetry.counted(inline)
+            inline = self.telemetry.counted(store.inline)
         # A store shared with other replicas brings the bus that rings for their changes.
-        self.bus: EventBus | None = getattr(store, "bus", None)
-        lease: float = getattr(store, "lease", 0.0)
+        self.bus: EventBus | None = None
+        lease = 0.0
+        if isinstance(store, SharedStore):
+            self.bus, lease = store.bus, store.lease
         self.server = Server(
             core,
             store=inline,
@@ -348,13 +349,12 @@ class Engine:
 
     async def _store_problem(self) -> str | None:
         """Why the store does not answer its probe, or ``None`` if it does."""
-        ping: Callable[[], Awaitable[object]] | None = getattr(self.store, "ping", None)
-        if not callable(ping):
+        if not isinstance(self.store, PingableStore):
             return None  # a store with nothing to reach (in memory)
         try:
             with anyio.fail_after(STORE_PROBE_TIMEOUT):
-                await ping()
-        except StoreUnavailable as error:
+                await self.store.ping()
+        except (StoreUnavailable, StoreMisconfigured) as error:
             return str(error)
         except TimeoutError:
             return f"no answer within {STORE_PROBE_TIMEOUT:g} s"
@@ -603,11 +603,14 @@ class Engine:
                     except StoreUnavailable as error:  # expected now and then: no traceback
                         self.store_outage.failed(error)
                         self.server.read_failed(action.op, self._clock(), unavailable=True)
+                    except StoreMisconfigured as error:  # its message says what to change
+                        self.store_refusal.failed(error)
+                        self.server.read_failed(action.op, self._clock())
                     except Exception:
                         log.exception("a store read failed")
                         self.server.read_failed(action.op, self._clock())
                     else:
-                        self.store_outage.answered()
+                        self._store_answered()
                         self.server.read_done(action.op, snapshot, self._clock())
                 else:
                     try:
@@ -615,17 +618,24 @@ class Engine:
                     except StoreUnavailable as error:
                         self.store_outage.failed(error)
                         self.server.commit_failed(action.op, self._clock(), unavailable=True)
+                    except StoreMisconfigured as error:
+                        self.store_refusal.failed(error)
+                        self.server.commit_failed(action.op, self._clock())
                     except Exception:
                         log.exception("a store commit failed")
                         self.server.commit_failed(action.op, self._clock())
                     else:
-                        self.store_outage.answered()
+                        self._store_answered()
                         if ok:
                             self.telemetry.committed(action.writes)
                         else:
                             self.telemetry.conflicted()
                         self.server.commit_done(action.op, ok, self._clock())
                 self._perform()
+
+    def _store_answered(self) -> None:
+        self.store_outage.answered()
+        self.store_refusal.answered()
 
     async def _rang(self, task_id: str, events: tuple[LoggedEvent, ...]) -> None:
         """Another replica changed ``task_id``, logging ``events`` (or the bus could not tell

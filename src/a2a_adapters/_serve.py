@@ -18,7 +18,7 @@ import attrs
 from a2a_core import Agent, Core, CoreConfig
 from a2a_core.card import AgentCard, AgentSkill, SecurityRequirement
 from a2a_core.grpc import PayloadCodec
-from a2a_core.store import AsyncStore
+from a2a_core.store import AsyncStore, ClosableStore, PingableStore
 
 from ._agents import AgentRegistry
 from ._asgi import root_path_of
@@ -341,9 +341,8 @@ def serve_with(
             telemetry,
         )
     finally:
-        close = getattr(opened, "close", None)
-        if close is not None:
-            close()
+        if isinstance(opened, ClosableStore):
+            opened.close()
 
 
 def preflight(agent: Agents, settings: Settings, name: Namer) -> None:
@@ -448,10 +447,11 @@ STORE_START_SECONDS = 5.0
 
 def _probe_store(store: AsyncStore, loop: str) -> None:
     """Raise :class:`~a2a_adapters.stores.StoreUnavailable` saying why, if ``store`` does not
-    answer its probe within :data:`STORE_START_SECONDS` (tried again every quarter second)."""
-    ping: Callable[[], Any] | None = getattr(store, "ping", None)
-    if not callable(ping):
+    answer its probe within :data:`STORE_START_SECONDS` (tried again every quarter second),
+    and :class:`~a2a_adapters.stores.StoreMisconfigured` at once if it refuses it."""
+    if not isinstance(store, PingableStore):
         return  # a store with nothing to reach (in memory)
+    ping = store.ping
 
     async def probe() -> None:
         deadline = anyio.current_time() + STORE_START_SECONDS

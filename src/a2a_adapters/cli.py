@@ -33,7 +33,7 @@ from ._serve import Agents, _listen, preflight, serve_with
 from ._setting import ENV_PREFIX, Choice, Many, Option, options
 from ._workers import run_workers
 from .settings import GROUPS, SERVING, Settings, settings_from_environment
-from .stores import StoreUnavailable
+from .stores import StoreMisconfigured, StoreUnavailable
 
 __all__ = ["main"]
 
@@ -370,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except EngineFailed as failed:
         # The cause is logged already; exit non-zero so that a supervisor restarts us.
         _fail(str(failed), FAILURE)
-    except StoreUnavailable as unavailable:
+    except (StoreUnavailable, StoreMisconfigured) as unavailable:
         _fail(str(unavailable), FAILURE)
     # serve checks every setting, then listens, before it serves anything; once serving, the
     # servers (uvicorn, hypercorn) handle and log every error, so these come from start-up.

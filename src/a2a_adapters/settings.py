@@ -189,9 +189,7 @@ class _StoreSpec:
         return text
 
     def check(self, name: str, value: Any) -> Any:
-        if isinstance(value, str) or all(
-            callable(getattr(value, method, None)) for method in ("read", "commit", "aclose")
-        ):
+        if isinstance(value, str | AsyncStore):
             return value
         raise TypeError(f"{name} must be a task store or a store URL, got {value!r}")
 

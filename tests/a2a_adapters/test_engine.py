@@ -22,7 +22,7 @@ import pytest
 from a2a_adapters import MemoryStore, PushSender
 from a2a_core import AgentContext, working
 from a2a_core.machine._server import MAX_HOLDS
-from a2a_core.store import Put, Reads, Snapshot, Write
+from a2a_core.store import Put, Reads, Snapshot, StoreMisconfigured, Write
 from examples import echo
 from tests.a2a_adapters.support import (
     A2A_HEADERS,
@@ -52,6 +52,8 @@ class FaultyStore(MemoryStore):
         super().__init__()
         #: Reads of these task ids raise.
         self.broken_ids: set[str] = set()
+        #: Reads of these task ids are refused, as a store whose user lacks a permission is.
+        self.refused_ids: set[str] = set()
         #: How many of the next commits of agent output raise (then the store works again).
         self.failing_outputs = 0
         #: The next expiry sweep raises.
@@ -60,6 +62,8 @@ class FaultyStore(MemoryStore):
     async def read(self, reads: Reads) -> Snapshot:
         if reads.task_id in self.broken_ids:
             raise OSError("the disk is on fire")
+        if reads.task_id in self.refused_ids:
+            raise StoreMisconfigured("NOPERM this user may not run 'hget' (ACL SETUSER app +hget)")
         if reads.expiry is not None and self.fail_next_sweep:
             self.fail_next_sweep = False
             raise OSError("the sweep hit a bad sector")
@@ -89,6 +93,30 @@ def test_a_store_failure_in_a_request_is_a_protocol_error_and_is_logged(
     assert rest.json()["error"]["status"] == "INTERNAL"
     assert state_of(after) == COMPLETED
     assert "the disk is on fire" in caplog.text
+
+
+def test_a_store_that_refuses_is_a_server_error_said_once_in_the_log_without_a_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = FaultyStore()
+    store.refused_ids.add("refused")
+    with (
+        caplog.at_level(logging.WARNING, logger="a2a_adapters"),
+        running_server(echo.agent, store=store) as url,
+    ):
+        for _ in range(3):
+            error = error_of(rpc(url, "GetTask", {"id": "refused"}), -32603)
+            assert "the failure was logged" in error["message"]
+        rest = httpx.get(f"{url}/tasks/refused", headers=A2A_HEADERS, timeout=HTTP_TIMEOUT)
+        assert rest.status_code == 500  # not 503: retrying will not help until it is set up
+        after = send_task(url, "still here?")
+    assert state_of(after) == COMPLETED
+    said = [r for r in caplog.records if "refuses what this server asks of it" in r.getMessage()]
+    assert len(said) == 1
+    assert "ACL SETUSER app +hget" in said[0].getMessage()
+    assert said[0].exc_info is None
+    assert not any(r.exc_info for r in caplog.records)
+    assert any("accepts it again" in r.getMessage() for r in caplog.records)
 
 
 def _breaking_agent(store: FaultyStore, failures: int) -> Any:

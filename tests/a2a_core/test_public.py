@@ -137,6 +137,13 @@ EXPECTED: dict[str, set[str]] = {
         "view",
     },
     "a2a_core.store": {
+        "ClosableStore",
+        "EventBus",
+        "InlineStore",
+        "PingableStore",
+        "SharedStore",
+        "StoreMisconfigured",
+        "StoreUnavailable",
         "OutboxQuery",
         "Pending",
         "Sent",

@@ -1,10 +1,15 @@
-"""Task stores: the backends that implement :class:`a2a_core.store.AsyncStore`."""
+"""Task stores: the backends that implement :class:`a2a_core.store.AsyncStore`.
+
+:class:`StoreUnavailable` and :class:`StoreMisconfigured` are the storage contract's errors
+(:mod:`a2a_core.store`), which every store raises."""
 
 from typing import TYPE_CHECKING, Any
 
+from a2a_core.store import StoreMisconfigured, StoreUnavailable
+
 from ._memory import MemoryStore
 from ._open import DEFAULT_STORE, open_store
-from ._sqlite import SCHEMA_VERSION, SqliteStore, StoreUnavailable
+from ._sqlite import SCHEMA_VERSION, SqliteStore
 
 if TYPE_CHECKING:
     from ._redis import RedisStore
@@ -29,6 +34,7 @@ __all__ = [
     "MemoryStore",
     "RedisStore",
     "SqliteStore",
+    "StoreMisconfigured",
     "StoreUnavailable",
     "open_store",
 ]

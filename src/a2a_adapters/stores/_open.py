@@ -5,12 +5,12 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from a2a_adapters._extras import needs
-from a2a_core.store import AsyncStore
+from a2a_core.store import AsyncStore, StoreUnavailable
 
 from ._memory import MemoryStore
 from ._redis_url import SCHEMES as _REDIS_SCHEMES
 from ._redis_url import redacted, url_problem
-from ._sqlite import SqliteStore, StoreUnavailable
+from ._sqlite import SqliteStore
 
 __all__ = ["DEFAULT_STORE", "open_store"]
 

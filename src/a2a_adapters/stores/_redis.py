@@ -28,10 +28,12 @@ same script that finds them, so two replicas never both take over one run.
 import asyncio
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import coredis
@@ -53,10 +55,11 @@ from a2a_core.store import (
     Put,
     Reads,
     Snapshot,
+    StoreMisconfigured,
+    StoreUnavailable,
     TaskRecord,
     Write,
     dump_event,
-    dump_record,
     load_event,
     load_record,
 )
@@ -67,7 +70,7 @@ from ._redis_lua import COMMIT, OWED, READ, RENEW
 from ._redis_pubsub import PubSubConnection
 from ._redis_resp import Address, RespError, command
 from ._redis_url import redacted, url_problem
-from ._sqlite import StoreUnavailable, _micros, _time
+from ._rows import from_micros, micros, row
 
 __all__ = ["DEFAULT_URL", "RedisStore"]
 
@@ -85,14 +88,16 @@ _SCRIPTS = {
 class RedisStore:
     """Tasks, their event logs, message ids and owed notifications in a Redis shared by replicas.
 
-    ``url`` is ``redis://[:PASSWORD@]HOST:PORT/DB``, ``rediss://…`` (TLS) or
-    ``unix:///PATH/TO/redis.sock?db=N``. Every key starts with ``prefix:``, so servers of
+    ``url`` is ``redis://[[USER]:PASSWORD@]HOST:PORT/DB``, ``rediss://…`` (TLS) or
+    ``unix:///PATH/TO/redis.sock?db=N`` (a user name and password percent-encoded, as
+    redis-py reads them). Every key starts with ``prefix:``, so servers of
     different deployments may share one Redis. ``replica`` names this server process among
     the replicas (a random id unless given); ``lease`` is how long, in seconds, a
     :meth:`renew_lease` keeps this replica's runs its own. ``connect_timeout`` and ``timeout``
     bound connecting and each call, so that a Redis that is down or hung makes a call fail
     with :class:`StoreUnavailable` (naming the URL, its password hidden, and the cause) instead
-    of hanging.
+    of hanging. A command, key or channel its user may not use is
+    :class:`StoreMisconfigured`, naming it and the ACL rule that grants it.
 
     One instance serves one event loop at a time (asyncio or trio); it connects lazily, on the
     first call inside the running loop, and again by itself after Redis comes back. A loop it
@@ -193,14 +198,16 @@ class RedisStore:
         # answer rather than leaving a written commit reported as nothing.
         with anyio.CancelScope(shield=True):
             try:
-                applied = await self._run("commit", arguments)
+                reply = await self._reply("commit", arguments)
             except StoreUnavailable as failure:
                 # The script may have run before the connection broke: a commit reported
                 # failed must have written nothing (a run it started would be nobody's).
                 if not await self._applied(token, failure):
                     raise
                 return True
-        return bool(applied)
+        # An error reply is an answer: the script did not run, or stopped before its first
+        # write (every check, permissions included, comes first), so nothing is to be asked.
+        return bool(self._answer(reply))
 
     async def _applied(self, token: str, failure: StoreUnavailable) -> bool:
         """Whether the commit of ``token`` was applied, asked of Redis for as long as it takes
@@ -291,6 +298,11 @@ class RedisStore:
     # --- calls --------------------------------------------------------------------------------
 
     async def _run(self, script: str, arguments: list[str | int]) -> Any:
+        return self._answer(await self._reply(script, arguments))
+
+    async def _reply(self, script: str, arguments: list[str | int]) -> Any:
+        """The reply of ``script`` run with ``arguments``: an error reply is returned, as a
+        :class:`RespError` value; no reply at all raises :class:`StoreUnavailable`."""
         link = await self._link()
         sha, source = _SCRIPTS[script]
         request = command("EVALSHA", sha, 0, *arguments)
@@ -299,9 +311,11 @@ class RedisStore:
             # A Redis restarted (or told SCRIPT FLUSH) has forgotten the scripts, and so did not
             # run this one: loading it and sending again is safe. A second NOSCRIPT is the
             # store's failure like any other.
-            self._answer(await self._call(link, command("SCRIPT", "LOAD", source)))
+            loaded = await self._call(link, command("SCRIPT", "LOAD", source))
+            if isinstance(loaded, RespError):
+                return loaded
             reply = await self._call(link, request)
-        return self._answer(reply)
+        return reply
 
     async def _call(self, link: "_Link", request: bytes) -> Any:
         """``request``'s reply; a failure to reach Redis or to hear from it in time is
@@ -321,13 +335,44 @@ class RedisStore:
 
     def _answer(self, reply: Any) -> Any:
         """``reply``, unless Redis answered an error: a script's refusal of its arguments is
-        the caller's :class:`UsageError`, anything else :class:`StoreUnavailable`."""
-        if isinstance(reply, RespError):
-            message = str(reply)
-            if message.startswith("A2A_USAGE "):
-                raise UsageError(message.removeprefix("A2A_USAGE "))
-            raise StoreUnavailable(f"the task store {self.where} failed: {message}")
-        return reply
+        the caller's :class:`UsageError`; a command, key or channel this user may not use is
+        :class:`StoreMisconfigured`, saying which and what to grant; anything else
+        :class:`StoreUnavailable` (for ``BUSY``, ``LOADING``, ``READONLY`` and ``MASTERDOWN``,
+        saying what that means)."""
+        if not isinstance(reply, RespError):
+            return reply
+        message = str(reply)
+        if message.startswith("A2A_USAGE "):
+            raise UsageError(message.removeprefix("A2A_USAGE "))
+        if message.startswith("NOPERM") or _SCRIPT_REFUSED in message:
+            raise StoreMisconfigured(
+                f"the task store {self.where} refused a command: {message} ({self._grant(message)})"
+            )
+        away = _AWAY.get(message.partition(" ")[0])
+        if away is not None:
+            raise StoreUnavailable(f"the task store {self.where} is unavailable, {away}: {message}")
+        raise StoreUnavailable(f"the task store {self.where} failed: {message}")
+
+    def _grant(self, refusal: str) -> str:
+        """What to grant this store's Redis user, by what Redis refused it."""
+        user = unquote(urlsplit(self.url).username or "") or "default"
+        if "channel" in refusal:
+            return (
+                f"user {user!r} needs to publish to and subscribe to the store's channels: "
+                f"ACL SETUSER {user} &{self.prefix}:*"
+            )
+        if "keys" in refusal:
+            return f"user {user!r} needs the store's keys: ACL SETUSER {user} ~{self.prefix}:*"
+        named = re.search(r"'([a-z|]+)'", refusal)
+        if named is not None:
+            return (
+                f"user {user!r} needs the command {named[1]!r} on the store's keys: "
+                f"ACL SETUSER {user} +{named[1]} ~{self.prefix}:*"
+            )
+        return (
+            f"user {user!r} needs the store's commands and keys: "
+            f"ACL SETUSER {user} +@all ~{self.prefix}:* &{self.prefix}:*"
+        )
 
     async def _link(self) -> "_Link":
         """This loop's client, started on first use (and again after it ended)."""
@@ -360,6 +405,9 @@ class _Link:
         self.client: coredis.Redis[bytes] = coredis.Redis.from_url(
             store.url,
             decode_responses=False,
+            # A user name or password holding '@', ':', '/'... is percent-encoded in a URL,
+            # and decoded here (as redis-py does), as is a Unix socket's path.
+            decode_components=True,
             connect_timeout=store.connect_timeout,
             stream_timeout=store.timeout,
             pool_timeout=store.timeout,
@@ -417,6 +465,18 @@ class _Link:
         await self._done.wait()
 
 
+#: Error replies that mean Redis cannot serve the store for now (it is an outage, retried as
+#: one), by their first word: what each means.
+_AWAY = {
+    "BUSY": "running a script that has not ended (SCRIPT KILL or FUNCTION KILL stops it)",
+    "LOADING": "loading its data after a restart",
+    "READONLY": "a read-only replica (the store writes to the primary)",
+    "MASTERDOWN": "a replica that lost its primary and serves no stale data",
+}
+#: What Redis says of a command a script ran that its user may not (in an ``ERR`` reply).
+_SCRIPT_REFUSED = "The user executing the script can't"
+
+
 # --- arguments ------------------------------------------------------------------------------------
 
 
@@ -466,25 +526,25 @@ def _commit_arguments(store: RedisStore, writes: Sequence[Write], token: str) ->
     for write in writes:
         if isinstance(write, Put):
             record, events = write.record, write.events
-            owner, state = record.owner, record.state
+            stored = row(record)
             arguments += [
                 "P",
-                record.id,
+                stored.key,
                 write.expected,
-                record.version,
-                dump_record(record),
+                stored.version,
+                stored.record,
                 record.run,
-                int(record.running),
-                int(state.terminal),
-                state.value,
-                _micros(record.updated_at),
-                record.seq,
-                owner.principal,
-                owner.tenant,
-                record.task.context_id,
+                stored.running,
+                stored.terminal,
+                stored.state,
+                stored.updated,
+                stored.seq,
+                stored.principal,
+                stored.tenant,
+                stored.context_id,
                 *_indexes(store, record),
-                _messages_key(store, owner),
-                len(record.messages),
+                _messages_key(store, record.owner),
+                stored.messages,
                 *(message_id for message_id, _ in record.messages),
                 len(events),
             ]
@@ -507,21 +567,21 @@ def _read_arguments(store: RedisStore, reads: Reads) -> list[str | int]:
     else:
         arguments += ["", ""]
     if (listing := reads.listing) is not None:
-        low = "-inf" if listing.updated_since is None else _micros(listing.updated_since)
+        low = "-inf" if listing.updated_since is None else micros(listing.updated_since)
         cursor = listing.cursor
         arguments += [
             "1",
             _listing_index(store, listing),
             low,
             "1" if cursor is not None else "0",
-            _micros(cursor.updated_at) if cursor is not None else "",
+            micros(cursor.updated_at) if cursor is not None else "",
             cursor.task_id if cursor is not None else "",
             listing.page_size + 1,  # one more tells whether there is a next page
         ]
     else:
         arguments += ["0", "", "", "", "", "", 0]
     if (expiry := reads.expiry) is not None:
-        arguments += ["1", _micros(expiry.before), expiry.limit]
+        arguments += ["1", micros(expiry.before), expiry.limit]
     else:
         arguments += ["0", "", 0]
     if (log := reads.log) is not None:
@@ -569,7 +629,7 @@ def _expired(reply: list[Any]) -> Expired:
     next_score, *texts = reply
     next_at: datetime | None = None
     if isinstance(next_score, bytes):
-        next_at = _time(int(float(next_score)))
+        next_at = from_micros(int(float(next_score)))
     return Expired(tuple(load_record(t) for t in texts if isinstance(t, bytes)), next_at)
 
 

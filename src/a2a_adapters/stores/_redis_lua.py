@@ -108,7 +108,9 @@ return 0
 #: - ``S`` key, outbox field, attempts ("" when it leaves the outbox).
 #:
 #: Returns 1 if applied, 0 if an expected version or a message id did not hold (nothing is
-#: written then), or an error whose text starts with ``A2A_USAGE`` for a caller's mistake.
+#: written then), an error whose text starts with ``A2A_USAGE`` for a caller's mistake, or
+#: one that starts with ``NOPERM`` for a command or channel the user may not use (nothing is
+#: written then either).
 COMMIT = (
     PRELUDE
     + r"""
@@ -193,6 +195,35 @@ for _, w in ipairs(writes) do
         if holder and holder ~= w.key and not deleted[holder] then return 0 end
       end
       stored[w.key] = {tonumber(w.version), w.nmsgs, top, w.principal, w.tenant}
+    end
+  end
+end
+
+-- Redis keeps what a script wrote before a command of it failed, so a command this user may
+-- not run (or a channel it may not publish to) must be found before the first write: on Redis
+-- 7 and later, each command the writes use is checked against this commit's keys, and each
+-- doorbell's channel. (Reads were checked by running them.)
+if redis.acl_check_cmd and #writes > 0 then
+  local T = task(writes[1].key)
+  local needs = {
+    {'hset', T, 'f', 'v'}, {'hsetnx', T .. ':out', 'f', 'v'}, {'hdel', T, 'f'},
+    {'del', T}, {'xadd', T .. ':ev', '0-1', 'e', 'v'}, {'rpush', T .. ':msg', 'v'},
+    {'zadd', P .. ':terminal', '0', 'v'}, {'zrem', P .. ':terminal', 'v'},
+    {'sadd', P .. ':holders', 'v'}, {'set', P .. ':done:' .. TOKEN, 'v'},
+  }
+  for _, c in ipairs(needs) do
+    if not redis.acl_check_cmd(unpack(c)) then
+      return redis.error_reply('NOPERM this user may not run \'' .. c[1] .. '\' on the key '
+        .. c[2])
+    end
+  end
+  for _, w in ipairs(writes) do
+    if w.kind ~= 'S' then
+      local channel = task(w.key) .. ':ring'
+      if not redis.acl_check_cmd('publish', channel, 'v') then
+        return redis.error_reply('NOPERM this user may not run \'publish\' on the channel '
+          .. channel)
+      end
     end
   end
 end

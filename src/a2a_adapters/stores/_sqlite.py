@@ -26,7 +26,6 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,15 +49,17 @@ from a2a_core.store import (
     RunningQuery,
     Sent,
     Snapshot,
+    StoreUnavailable,
     TaskRecord,
     Write,
     dump_event,
-    dump_record,
     load_event,
     load_record,
 )
 
-__all__ = ["SCHEMA_VERSION", "SqliteStore", "StoreUnavailable"]
+from ._rows import from_micros, micros, row
+
+__all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
 T = TypeVar("T")
 
@@ -141,13 +142,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
 }
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
 _SYNCHRONOUS = ("FULL", "NORMAL", "EXTRA")
-
-
-class StoreUnavailable(Exception):
-    """The store cannot be opened or used as asked (the message says why, and where)."""
 
 
 #: SQLite's primary result codes for a file that cannot be used *now*: another writer holds it
@@ -171,14 +166,6 @@ _PASSING = frozenset(
 def _passing(error: BaseException) -> bool:
     code = getattr(error, "sqlite_errorcode", None)
     return isinstance(error, sqlite3.Error) and code is not None and code & 0xFF in _PASSING
-
-
-def _micros(value: datetime) -> int:
-    return (value - _EPOCH) // _MICROSECOND
-
-
-def _time(micros: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=micros)
 
 
 class SqliteStore:
@@ -498,13 +485,13 @@ def _page(db: sqlite3.Connection, query: ListQuery) -> Page:
         values.append(query.state.value)
     if query.updated_since is not None:
         where.append("updated_at >= ?")
-        values.append(_micros(query.updated_since))
+        values.append(micros(query.updated_since))
     filters = " AND ".join(where)
     total = _total(db, query, filters, values)
     paged, bound = filters, list(values)
     if query.cursor is not None:
         paged += " AND (updated_at, key) < (?, ?)"
-        bound += [_micros(query.cursor.updated_at), query.cursor.task_id]
+        bound += [micros(query.cursor.updated_at), query.cursor.task_id]
     rows = db.execute(
         f"SELECT record FROM tasks WHERE {paged} "  # noqa: S608  the text is ours; values are bound
         "ORDER BY updated_at DESC, key DESC LIMIT ?",
@@ -579,7 +566,7 @@ def _count(db: sqlite3.Connection, counted: _Counted, delta: int) -> None:
 def _expired(db: sqlite3.Connection, query: ExpiryQuery) -> Expired:
     """The oldest terminal tasks not newer than the cutoff, and the time of the one after them
     (as :meth:`MemoryTasks.read` answers)."""
-    before = _micros(query.before)
+    before = micros(query.before)
     rows = db.execute(
         "SELECT updated_at, record FROM tasks WHERE terminal = 1 ORDER BY updated_at, key LIMIT ?",
         (query.limit + 1,),
@@ -587,7 +574,7 @@ def _expired(db: sqlite3.Connection, query: ExpiryQuery) -> Expired:
     found: list[TaskRecord] = []
     for at, record in rows:
         if at > before or len(found) == query.limit:
-            return Expired(tuple(found), _time(at))
+            return Expired(tuple(found), from_micros(at))
         found.append(load_record(record))
     return Expired(tuple(found), None)
 
@@ -699,12 +686,12 @@ def _apply(db: sqlite3.Connection, writes: Sequence[Write]) -> bool:
 
 
 def _put(db: sqlite3.Connection, write: Put, added: Sequence[tuple[str, str]]) -> None:
-    record = write.record
-    key, owner, state = record.id, record.owner, record.state
+    stored = row(write.record)
+    key = stored.key
     # Most writes (an artifact, a message) leave the counts as they were: only a new task, a
     # new state or (never, today) a new owner or context moves them.
     before = _counted(db, key)
-    now: _Counted = (owner.principal, owner.tenant, record.task.context_id, state.value)
+    now: _Counted = (stored.principal, stored.tenant, stored.context_id, stored.state)
     if before != now:
         if before is not None:
             _count(db, before, -1)
@@ -720,17 +707,17 @@ def _put(db: sqlite3.Connection, write: Put, added: Sequence[tuple[str, str]]) -
         "record = excluded.record",
         (
             key,
-            record.version,
-            owner.principal,
-            owner.tenant,
-            record.task.context_id,
-            state.value,
-            int(state.terminal),
-            int(record.running),
-            _micros(record.updated_at),
-            record.seq,
-            len(record.messages),
-            dump_record(record),
+            stored.version,
+            stored.principal,
+            stored.tenant,
+            stored.context_id,
+            stored.state,
+            stored.terminal,
+            stored.running,
+            stored.updated,
+            stored.seq,
+            stored.messages,
+            stored.record,
         ),
     )
     if write.events:
@@ -746,5 +733,5 @@ def _put(db: sqlite3.Connection, write: Put, added: Sequence[tuple[str, str]]) -
     db.executemany(
         "INSERT OR REPLACE INTO message_ids (principal, tenant, message_id, key) "
         "VALUES (?, ?, ?, ?)",
-        [(owner.principal, owner.tenant, message_id, key) for message_id, _ in added],
+        [(stored.principal, stored.tenant, message_id, key) for message_id, _ in added],
     )

@@ -4,17 +4,23 @@ The core never calls a store. It says what to read (:class:`Reads`) and what to 
 (:class:`Put`, :class:`Delete`, each guarded by the version it was decided on); a store returns
 a :class:`Snapshot` and applies all writes or none. :class:`SyncStore` is the contract a
 transport calls directly, :class:`AsyncStore` the one it awaits; both decide nothing, so every
-backend answers alike.
+backend answers alike. A store that cannot be used raises :class:`StoreUnavailable` (for now)
+or :class:`StoreMisconfigured` (until it is set up otherwise); what a store offers beyond the
+contract is declared by :class:`InlineStore`, :class:`PingableStore`, :class:`ClosableStore`
+and :class:`SharedStore`, which a transport checks with ``isinstance``.
 """
 
 from a2a_core.model._records import Owner, TaskRecord, message_fingerprint
 
 from ._contract import (
     AsyncStore,
+    ClosableStore,
     Cursor,
     Delete,
+    EventBus,
     Expired,
     ExpiryQuery,
+    InlineStore,
     ListQuery,
     LoggedEvent,
     LogQuery,
@@ -22,11 +28,15 @@ from ._contract import (
     OutboxQuery,
     Page,
     Pending,
+    PingableStore,
     Put,
     Reads,
     RunningQuery,
     Sent,
+    SharedStore,
     Snapshot,
+    StoreMisconfigured,
+    StoreUnavailable,
     SyncStore,
     Write,
 )
@@ -36,10 +46,13 @@ from ._rows import RECORD_FORMAT, dump_event, dump_record, load_event, load_reco
 __all__ = [
     "RECORD_FORMAT",
     "AsyncStore",
+    "ClosableStore",
     "Cursor",
     "Delete",
+    "EventBus",
     "Expired",
     "ExpiryQuery",
+    "InlineStore",
     "ListQuery",
     "LogQuery",
     "LoggedEvent",
@@ -49,11 +62,15 @@ __all__ = [
     "Owner",
     "Page",
     "Pending",
+    "PingableStore",
     "Put",
     "Reads",
     "RunningQuery",
     "Sent",
+    "SharedStore",
     "Snapshot",
+    "StoreMisconfigured",
+    "StoreUnavailable",
     "SyncStore",
     "TaskRecord",
     "Write",

@@ -9,9 +9,9 @@ and it is the same for one process and for many replicas over Redis.
 
 import base64
 import binascii
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
@@ -21,10 +21,13 @@ from a2a_core.wire._strict import format_timestamp, parse_timestamp
 
 __all__ = [
     "AsyncStore",
+    "ClosableStore",
     "Cursor",
     "Delete",
+    "EventBus",
     "Expired",
     "ExpiryQuery",
+    "InlineStore",
     "ListQuery",
     "LogQuery",
     "LoggedEvent",
@@ -32,11 +35,15 @@ __all__ = [
     "OutboxQuery",
     "Page",
     "Pending",
+    "PingableStore",
     "Put",
     "Reads",
     "RunningQuery",
     "Sent",
+    "SharedStore",
     "Snapshot",
+    "StoreMisconfigured",
+    "StoreUnavailable",
     "SyncStore",
     "Write",
 ]
@@ -256,9 +263,29 @@ class Sent:
 Write = Put | Delete | Sent
 
 
+# --- how a store fails -------------------------------------------------------------------------
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be reached or used for now (the message says why, and where): a Redis
+    that is down, busy, loading or read-only, a SQLite file another process keeps locked, a
+    full disk. Nothing of a commit that raises it was written. A transport reports the read or
+    commit failed as unavailable, so that clients are told to retry and agents' outputs are
+    held until the store answers again."""
+
+
+class StoreMisconfigured(Exception):
+    """The store refuses what the server asks of it as it is set up (a Redis user without a
+    permission the store needs): the message names what was refused and what is missing.
+    Nothing of a commit that raises it was written. Not an outage: it lasts until an operator
+    changes the store's configuration, so a transport reports it as a failure, not as a
+    reason to retry."""
+
+
 # --- the store itself, as the two kinds of transport see it -------------------------------------
 
 
+@runtime_checkable
 class SyncStore(Protocol):
     """A store a transport calls synchronously, such as :class:`~a2a_core.store.MemoryTasks`.
 
@@ -276,6 +303,7 @@ class SyncStore(Protocol):
         ...
 
 
+@runtime_checkable
 class AsyncStore(Protocol):
     """A store a transport awaits (SQLite in a worker thread, Redis over the network).
 
@@ -286,9 +314,10 @@ class AsyncStore(Protocol):
     :class:`Reads` the core built, so that every backend answers alike (the conformance suite in
     ``tests/a2a_adapters/stores`` holds each one to that).
 
-    A store whose calls never wait (the memory store) may also offer itself as a
-    :class:`SyncStore` in an ``inline`` attribute: a transport then hands that to the
-    machine, which calls it inline and asks for no ``Read`` or ``Commit`` at all.
+    A store may offer more, each declared by a protocol of its own that a transport checks
+    with ``isinstance``: :class:`InlineStore` (calls that never wait), :class:`PingableStore`
+    (a readiness probe), :class:`ClosableStore` (closing with no loop) and
+    :class:`SharedStore` (replicas sharing it: an event bus, leases, notifications' order).
     """
 
     def read(self, reads: Reads) -> Awaitable[Snapshot]:
@@ -302,3 +331,72 @@ class AsyncStore(Protocol):
     def aclose(self) -> Awaitable[None]:
         """Release the store's resources."""
         ...
+
+
+# --- what a store may offer beyond the contract -------------------------------------------------
+
+
+@runtime_checkable
+class InlineStore(Protocol):
+    """A store whose calls never wait (the memory store): it offers a :class:`SyncStore` as
+    ``inline``, which a transport hands to the machine to call inline, asking for no ``Read``
+    or ``Commit`` at all. ``None`` where it cannot (a subclass that awaits something)."""
+
+    @property
+    def inline(self) -> SyncStore | None: ...
+
+
+@runtime_checkable
+class PingableStore(Protocol):
+    """A store with something to reach (a file, a server): ``ping`` answers a readiness probe,
+    raising :class:`StoreUnavailable` (or :class:`StoreMisconfigured`) saying why it cannot."""
+
+    def ping(self) -> Awaitable[None]: ...
+
+
+@runtime_checkable
+class ClosableStore(Protocol):
+    """A store that can be closed with no event loop running (``close``: what ``aclose`` does,
+    once the loops it served have ended)."""
+
+    def close(self) -> None: ...
+
+
+class EventBus(Protocol):
+    """How a store shared by replicas tells a transport of changes made elsewhere. The
+    transport runs it for as long as it serves (``run``, in its task group: it reports started
+    through ``task_status``, as anyio and trio start a task) and says which tasks to ring for
+    (``watch`` and ``unwatch``, as the machine asks). ``ring(task_key, events)`` is called for
+    each change: the events it logged, or none when the bus could not tell (then the task's
+    log is read)."""
+
+    def watch(self, task_key: str) -> None: ...
+
+    def unwatch(self, task_key: str) -> None: ...
+
+    def run(
+        self,
+        ring: Callable[[str, tuple[LoggedEvent, ...]], Awaitable[None]],
+        *,
+        task_status: Any = ...,
+    ) -> Coroutine[Any, Any, None]: ...
+
+
+@runtime_checkable
+class SharedStore(Protocol):
+    """A store several server replicas share (Redis): its ``bus`` rings for their changes,
+    ``lease`` is how long, in seconds, a replica's runs stay its own without renewing, and
+    ``owed_elsewhere`` says whether another replica still owes a notification of an earlier
+    event of the task to the same push config (the sender waits for it: one webhook's
+    notifications keep the order of their events, whichever replica committed each;
+    ``mine_after``: this replica's own after that event count too)."""
+
+    @property
+    def bus(self) -> EventBus: ...
+
+    @property
+    def lease(self) -> float: ...
+
+    def owed_elsewhere(
+        self, task_key: str, config_id: str, seq: int, *, mine_after: int | None = None
+    ) -> Awaitable[bool]: ...

@@ -1,9 +1,10 @@
 """Error replies, from a real ``redis-server`` provoked into each: ``-ERR`` and ``-WRONGTYPE``
 (a reply like any other, on a connection that goes on), ``-NOSCRIPT`` (the scripts are loaded
-again and the calls succeed), ``-BUSY`` (a script that will not end) and ``-LOADING`` (a
-restart still reading its data): each is the store's :class:`StoreUnavailable` in Redis's own
-words, within bounds, and the store works again once Redis does. A peer that answers what
-RESP2 does not have ends its connection."""
+again and the calls succeed), ``-BUSY`` (a script that will not end), ``-LOADING`` (a restart
+still reading its data), ``-READONLY`` (a replica, not the primary) and ``-MASTERDOWN`` (a
+replica that lost its primary): each is the store's :class:`StoreUnavailable` at once, saying
+what it means in Redis's own words, and the store works again once Redis does. A peer that
+answers what RESP2 does not have ends its connection."""
 
 import socket
 import threading
@@ -33,6 +34,13 @@ def admin(server: RedisServer, *words: str | bytes | int) -> Any:
         while (found := parse(data)) is None:
             data += plain.recv(65536)
     return found[0]
+
+
+def answer_to_ping(server: RedisServer) -> object:
+    try:
+        return admin(server, "PING")
+    except OSError:  # not listening yet
+        return None
 
 
 def connections_received(server: RedisServer) -> int:
@@ -158,9 +166,11 @@ def test_a_busy_redis_is_unavailable_at_once_and_available_again_after_script_ki
                         await call()
                     assert time.monotonic() - started < 0.5
                 started = time.monotonic()
-                with pytest.raises(StoreUnavailable, match="BUSY Redis is busy"):
+                with pytest.raises(StoreUnavailable, match=r"running a script.*BUSY Redis is busy"):
                     await store.commit([Put(record("t2"), 0)])
-                assert time.monotonic() - started < 2  # (its outcome asked for, in vain)
+                # An answer, if an error: the script did not run, so nothing is asked of Redis
+                # about whether it was applied.
+                assert time.monotonic() - started < 0.5
                 assert admin(server, "SCRIPT", "KILL") == b"OK"
                 assert b"Script killed" in busy.recv(1000)
             found = await store.read(Reads(task_id="t1"))
@@ -178,6 +188,8 @@ def test_a_redis_loading_its_data_is_unavailable_until_it_has_loaded() -> None:
     # Three thousand keys loaded at 200 µs each (test-only settings of Redis's): over half a
     # second of LOADING after the restart, which the store's next calls run into. (Redis
     # answers while loading every so many bytes it loaded: every kilobyte here.)
+    server: RedisServer  # (this test's own, made below)
+
     def persistence() -> bytes:
         info = admin(server, "INFO", "persistence")
         assert isinstance(info, bytes)
@@ -194,7 +206,7 @@ def test_a_redis_loading_its_data_is_unavailable_until_it_has_loaded() -> None:
 
     async def while_loading(store: RedisStore) -> None:
         with anyio.fail_after(10):
-            while not str(answer_to_ping()).startswith("LOADING"):  # noqa: ASYNC110
+            while not str(answer_to_ping(server)).startswith("LOADING"):  # noqa: ASYNC110
                 await anyio.sleep(0.005)
         started = time.monotonic()
         with pytest.raises(StoreUnavailable, match="LOADING"):
@@ -204,12 +216,6 @@ def test_a_redis_loading_its_data_is_unavailable_until_it_has_loaded() -> None:
         found = await store.read(Reads(task_id="t1"))  # loaded, scripts loaded anew
         assert found.task is not None
         assert await store.commit([Put(bump(found.task), 1)])
-
-    def answer_to_ping() -> object:
-        try:
-            return admin(server, "PING")
-        except OSError:  # not listening yet
-            return None
 
     slow = ["--key-load-delay", "200", "--loading-process-events-interval-bytes", "1024"]
     server = RedisServer(durable=True, options=slow)
@@ -223,6 +229,68 @@ def test_a_redis_loading_its_data_is_unavailable_until_it_has_loaded() -> None:
         store.close()
     finally:
         server.remove()
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_read_only_replica_is_unavailable_for_commits_until_it_is_the_primary(
+    server: RedisServer, loop: str
+) -> None:
+    async def scenario(replica: RedisServer) -> None:
+        store = RedisStore(replica.url, prefix=f"replica-{loop}", connect_timeout=0.3, timeout=2)
+        try:
+            with anyio.fail_after(10):
+                while b"master_link_status:up" not in admin(replica, "INFO", "replication"):  # noqa: ASYNC110
+                    await anyio.sleep(0.02)  # (what it waits for is Redis's)
+            assert (await store.read(Reads(task_id="t1"))).task is None  # reads are served
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable, match=r"a read-only replica.*READONLY") as failure:
+                await store.commit([Put(record("t1"), 0)])
+            assert time.monotonic() - started < 0.5
+            assert replica.url in str(failure.value)  # which Redis it is
+            assert (await store.read(Reads(task_id="t1"))).task is None  # nothing written
+            assert admin(server, "KEYS", f"replica-{loop}:*") == []
+            assert admin(replica, "REPLICAOF", "NO", "ONE") == b"OK"  # a failover
+            assert await store.commit([Put(record("t1"), 0)])
+            assert (await store.read(Reads(task_id="t1"))).task is not None
+        finally:
+            await store.aclose()
+
+    with RedisServer(options=["--replicaof", "127.0.0.1", str(server.port)]) as replica:
+        anyio.run(scenario, replica, backend=loop)
+
+
+def test_a_replica_that_lost_its_primary_and_serves_no_stale_data_is_unavailable() -> None:
+    async def scenario(replica: RedisServer) -> None:
+        store = RedisStore(replica.url, prefix="masterdown", connect_timeout=0.3, timeout=2)
+        try:
+            for call in (
+                store.ping,
+                lambda: store.read(Reads(task_id="t1")),
+                lambda: store.commit([Put(record("t1"), 0)]),
+            ):
+                started = time.monotonic()
+                with pytest.raises(StoreUnavailable, match=r"lost its primary.*MASTERDOWN"):
+                    await call()
+                assert time.monotonic() - started < 0.5
+            assert admin(replica, "REPLICAOF", "NO", "ONE") == b"OK"
+            assert await store.commit([Put(record("t1"), 0)])
+        finally:
+            await store.aclose()
+
+    # Its primary is a port nobody listens on (one of the test's own servers', stopped).
+    with RedisServer() as gone:
+        pass
+    stale = ["--replicaof", "127.0.0.1", str(gone.port), "--replica-serve-stale-data", "no"]
+    replica = RedisServer(options=stale)
+    try:
+        replica.launch()  # (start() waits for a PONG, which this one does not answer)
+        deadline = time.monotonic() + 10
+        while not str(answer_to_ping(replica)).startswith("MASTERDOWN"):
+            assert time.monotonic() < deadline, replica.log
+            time.sleep(0.01)
+        anyio.run(scenario, replica)
+    finally:
+        replica.remove()
 
 
 # --- what is not RESP2 ------------------------------------------------------------------------
