@@ -8,8 +8,8 @@ import asyncio
 
 from quart import Quart
 
-from a2a_adapters._asgi import serving_chain
 from a2a_adapters._engine import Engine
+from a2a_adapters._fastpath import serving_chain
 from a2a_adapters._lifecycle import ENGINES
 from a2a_adapters._quart_glue import a2a_blueprint
 

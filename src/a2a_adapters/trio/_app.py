@@ -7,8 +7,8 @@ nursery for as long as it serves.
 
 from quart_trio import QuartTrio
 
-from a2a_adapters._asgi import serving_chain
 from a2a_adapters._engine import Engine
+from a2a_adapters._fastpath import serving_chain
 from a2a_adapters._lifecycle import ENGINES
 from a2a_adapters._quart_glue import a2a_blueprint
 

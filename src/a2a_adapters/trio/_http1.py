@@ -16,9 +16,9 @@ called, its response written, and the next request read.
   be headers nobody sent there); they, and a chunk's size line with its extensions, are bounded
   as a head is.
 - Responses are written as the application sends them: a head when it is started (unless its
-  whole body follows at once, ``_asgi.WHOLE``: then head and body in one write), then each body
-  message, chunked when the application gave no ``content-length`` (so a stream, SSE, is flushed
-  per message).
+  whole body follows at once, ``a2a_adapters._asgi.WHOLE``: then head and body in one write),
+  then each body message, chunked when the application gave no ``content-length`` (so a stream,
+  SSE, is flushed per message).
 - Once the body is read, ``receive`` waits for the client to leave: reading on, it notices the
   end of the connection and answers ``http.disconnect`` (as it does after a failed write), so a
   stream to a client that has gone ends.
@@ -44,7 +44,6 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import suppress
 from email.utils import formatdate
 from http import HTTPStatus
@@ -54,16 +53,10 @@ from urllib.parse import unquote
 import httptools
 import trio
 
-from a2a_adapters._asgi import WHOLE
+from a2a_adapters._asgi import WHOLE, ASGIApp, Message, Scope
 from a2a_adapters._limits import ConnectionLimits, refusal
 
 __all__ = ["PREFACE", "Http1Server"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 log = logging.getLogger("a2a_adapters.trio")
 

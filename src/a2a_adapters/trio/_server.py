@@ -28,7 +28,7 @@ none), so they reach Python logging with their tracebacks.
 
 import logging
 import socket
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, cast
 
@@ -42,7 +42,7 @@ from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState
 from quart_trio import QuartTrio
 
-from a2a_adapters._asgi import asgi_entry
+from a2a_adapters._asgi import ASGIApp, Message, Receive, Scope, Send, asgi_entry
 from a2a_adapters._hypercorn import HeadLimits, hypercorn_config
 from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed
 from a2a_adapters._limits import (
@@ -51,7 +51,7 @@ from a2a_adapters._limits import (
     ConnectionLimits,
     Gate,
     refusal,
-    refusal_parts,
+    send_refusal,
 )
 from a2a_adapters._proxy import TrustedProxies, trusted_networks
 from a2a_adapters._tls import TlsFiles, check
@@ -61,12 +61,6 @@ from ._http1 import Http1Server
 __all__ = ["serve_app"]
 
 log = logging.getLogger("a2a_adapters.trio")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 async def serve_app(
@@ -98,7 +92,7 @@ async def serve_app(
     networks = trusted_networks(forwarded_allow_ips)
     if tls is not None:
         check(tls)  # refused here, saying why, if it cannot load
-    served = cast(ASGIApp, asgi_entry(app))
+    served = asgi_entry(app)
     if forwarded_allow_ips:
         served = TrustedProxies(served, networks)
     config = hypercorn_config(limits, graceful_timeout, tls)
@@ -462,7 +456,7 @@ class _TimedBody:
         if not self._started:
             self._started = True
             why = f"the request body did not arrive within {self._timeout:g} s"
-            await _send_refusal(self._send, 408, why)
+            await send_refusal(self._send, 408, why)
         return {"type": "http.disconnect"}
 
     async def send(self, message: Message) -> None:
@@ -471,12 +465,6 @@ class _TimedBody:
         if message["type"] == "http.response.start":
             self._started = True
         await self._send(message)
-
-
-async def _send_refusal(send: Send, status: int, message: str) -> None:
-    headers, body = refusal_parts(status, message)
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 _UNAVAILABLE = refusal(503, "The server has too many open connections; retry later", retry_after=1)
