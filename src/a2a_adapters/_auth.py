@@ -5,6 +5,11 @@ point"), so verifying credentials is the adapter's job; a request with missing o
 credentials is answered 401 with a ``WWW-Authenticate`` challenge per scheme, rendered by the
 core in the request's binding, and never passed on. Only the public card needs none.
 
+That rule is :func:`authenticate`, and every way in asks it: the door (``a2a_adapters._door``,
+on the head, before the body is read), which every HTTP entry goes through (A2A's short way,
+the mounted blueprint; HTTP/1.1 and HTTP/2, gRPC included, on either loop), and
+``Engine.handle`` for a request handed to it whole with no verified caller.
+
 Secrets are compared by their SHA-256 digests, so a lookup takes the same time whatever the
 presented value shares with a real one.
 """
@@ -144,7 +149,8 @@ def authenticate(
     core: Core, authenticators: Sequence[Authenticator], request: HttpRequest
 ) -> Caller | HttpResponse:
     """The caller of ``request``, or the core's 401 answer (in the request's binding, with a
-    challenge per scheme) when it is not authenticated and needs to be."""
+    challenge per scheme) when it is not authenticated and needs to be: the 401 rule. Only the
+    head is read (``request.body`` may still be empty)."""
     caller = identify(authenticators, request)
     if caller is not None:
         return caller
