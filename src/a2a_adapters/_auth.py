@@ -18,7 +18,9 @@ import hashlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
+
+from anyio.abc import TaskStatus
 
 from a2a_core import Core
 from a2a_core.card import APIKeySecurityScheme, HTTPAuthSecurityScheme, SecurityScheme
@@ -29,6 +31,7 @@ __all__ = [
     "ApiKeys",
     "Authenticator",
     "BearerTokens",
+    "KeepsState",
     "authenticate",
     "challenges",
     "identify",
@@ -37,6 +40,7 @@ __all__ = [
 log = logging.getLogger("a2a_adapters")
 
 
+@runtime_checkable
 class Authenticator(Protocol):
     """Turns request headers into a principal."""
 
@@ -54,6 +58,14 @@ class Authenticator(Protocol):
     def scheme(self) -> SecurityScheme:
         """How the card describes this scheme to clients."""
         ...
+
+
+@runtime_checkable
+class KeepsState(Protocol):
+    """An authenticator with state of its own to keep (an issuer's keys: ``oidc.JwtBearer``):
+    the engine runs :meth:`run` in its task group, and is ready once it has reported started."""
+
+    async def run(self, *, task_status: TaskStatus[Any]) -> None: ...
 
 
 def _digest(secret: str) -> bytes:
@@ -134,7 +146,7 @@ _FAULT_EVERY = 60.0
 
 
 def _faulted(authenticator: Authenticator, error: Exception) -> None:
-    name = getattr(authenticator, "name", type(authenticator).__name__)
+    name = authenticator.name
     now = time.monotonic()
     if now - _FAULT_LOGGED.get(name, -_FAULT_EVERY) >= _FAULT_EVERY:
         _FAULT_LOGGED[name] = now

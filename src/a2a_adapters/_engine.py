@@ -58,7 +58,7 @@ from a2a_core.transport import (
 
 from . import _loops
 from ._agents import AgentRegistry
-from ._auth import Authenticator, authenticate
+from ._auth import Authenticator, KeepsState, authenticate
 from ._clock import new_uuid, wall_clock
 from ._loops import Loop, Scope, Waiter
 from ._outage import Outage
@@ -238,12 +238,8 @@ class Engine:
                 if self.push is not None:
                     group.start_soon(self.push.run)
                 for authenticator in self.auth:
-                    # One that keeps state of its own (an issuer's keys) runs beside the engine.
-                    keep: Callable[..., Coroutine[Any, Any, None]] | None = getattr(
-                        authenticator, "run", None
-                    )
-                    if callable(keep):
-                        await group.start(keep)
+                    if isinstance(authenticator, KeepsState):
+                        await group.start(authenticator.run)
                 await self._call(self.server.tick)  # sweeps what expired while we were down
                 self._ready.set()
                 task_status.started()

@@ -7,7 +7,7 @@ import logging
 import socket
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 import anyio
 import attrs
@@ -509,10 +509,17 @@ def _listen(host: str, port: int) -> socket.socket:
         raise OSError(error.errno, f"cannot listen on {shown}:{port}: {reason}") from None
 
 
+@runtime_checkable
+class _PublishesKeys(Protocol):
+    """A card signer that publishes the keys its signatures' ``jku`` names (``CardSigner``); a
+    signer given as a bare function publishes none."""
+
+    def jwks_bytes(self) -> bytes: ...
+
+
 def _jwks_of(signer: object) -> bytes | None:
     """The JWKS a signer publishes for its signatures' ``jku``, if it has one."""
-    jwks = getattr(signer, "jwks_bytes", None)
-    return jwks() if callable(jwks) else None
+    return signer.jwks_bytes() if isinstance(signer, _PublishesKeys) else None
 
 
 #: Allocations between young-generation collections (CPython's default is 700).

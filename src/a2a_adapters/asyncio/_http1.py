@@ -20,7 +20,8 @@ The trio adapter's ``_http1`` is a whole server of its own instead: uvicorn runs
 
 import asyncio
 from asyncio import TimerHandle
-from typing import Any, ClassVar, cast
+from collections.abc import Iterable
+from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -40,26 +41,24 @@ def protocol_for(limits: ConnectionLimits) -> type[asyncio.Protocol]:
     return Protocol
 
 
-class _OneWritePerTurn:
+class _OneWritePerTurn(asyncio.Transport):
     """A connection's transport whose writes of one turn of the event loop go out as one.
 
     uvicorn writes a response's head when the application starts it and its body when the
     application sends it: two system calls (on loopback, each also runs the receiver's side of
     TCP) where one would do, since the core's answers are whole and sent in one turn. Held to
     the end of the turn (``call_soon``), a stream's events go out as promptly as before, and
-    a close or an end of writing sends what is held first. Everything else is the transport's.
+    a close or an end of writing sends what is held first. Everything else is the transport's,
+    method by method: it is an :class:`asyncio.Transport` in full, as uvicorn expects.
     """
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
         self._transport = transport
         self._loop = loop
         self._held: list[bytes] = []
-        # What uvicorn and the protocol ask of every request: the transport's own, found here
-        # without a call of __getattr__ each time.
-        self.is_closing = transport.is_closing
-        self.get_extra_info = transport.get_extra_info
-        self.pause_reading = transport.pause_reading
-        self.resume_reading = transport.resume_reading
+
+    # --- writing, held to the end of the turn ---------------------------------------------
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._held:
@@ -71,9 +70,9 @@ class _OneWritePerTurn:
         if held and not self._transport.is_closing():
             self._transport.write(held[0] if len(held) == 1 else b"".join(held))
 
-    def writelines(self, lines: Any) -> None:
-        for line in lines:
-            self.write(line)
+    def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
+        for data in list_of_data:
+            self.write(data)
 
     def write_eof(self) -> None:
         self._flush()
@@ -86,8 +85,41 @@ class _OneWritePerTurn:
     def get_write_buffer_size(self) -> int:
         return self._transport.get_write_buffer_size() + sum(len(b) for b in self._held)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
+    # --- the transport's own --------------------------------------------------------------
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+    def pause_reading(self) -> None:
+        self._transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._transport.resume_reading()
+
+    def is_reading(self) -> bool:
+        return self._transport.is_reading()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self._transport.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self._transport.get_protocol()
+
+    def can_write_eof(self) -> bool:
+        return self._transport.can_write_eof()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        self._transport.set_write_buffer_limits(high, low)
+
+    def get_write_buffer_limits(self) -> tuple[int, int]:
+        return self._transport.get_write_buffer_limits()
+
+    def abort(self) -> None:
+        self._held = []  # (what is held is dropped, as the transport drops its buffer)
+        self._transport.abort()
 
 
 class _LimitedProtocol(HttpToolsProtocol):
@@ -129,7 +161,7 @@ class _LimitedProtocol(HttpToolsProtocol):
             self._refuse_connection(transport)
             return
         self._admitted = True
-        super().connection_made(cast(asyncio.Transport, _OneWritePerTurn(transport, self.loop)))
+        super().connection_made(_OneWritePerTurn(transport, self.loop))
         self.timeout_keep_alive_task = self.loop.call_later(
             self.timeout_keep_alive, self.timeout_keep_alive_handler
         )

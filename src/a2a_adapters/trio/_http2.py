@@ -94,14 +94,19 @@ class Watched(trio.abc.HalfCloseableStream):
         await self._stream.aclose()
 
 
-class Replay:
+class Replay(trio.abc.Stream):
     """A TLS stream whose first bytes (read by HTTP/1.1 before it found HTTP/2's preface) are
-    given again; the rest is the stream's own (hypercorn asks it for its handshake, its ALPN
-    choice and its transport)."""
+    given again; the rest is the stream's own.
+
+    hypercorn tells a TLS stream by what it has (``TCPServer.run``): its handshake, its ALPN
+    choice and its transport, which are the TLS stream's here; and no ``send_eof``, which a TLS
+    stream lacks too (hypercorn then just closes it).
+    """
 
     def __init__(self, stream: trio.SSLStream[Any], read: bytes) -> None:
         self._stream = stream
         self._read = read
+        self.transport_stream = stream.transport_stream
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
         if self._read:
@@ -109,8 +114,21 @@ class Replay:
             return data
         return await self._stream.receive_some(max_bytes)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self._stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self._stream.wait_send_all_might_not_block()
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def do_handshake(self) -> None:
+        await self._stream.do_handshake()
+
+    def selected_alpn_protocol(self) -> str | None:
+        chosen: str | None = self._stream.selected_alpn_protocol()
+        return chosen
 
 
 class Connection(TCPServer):

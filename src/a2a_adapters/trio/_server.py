@@ -150,7 +150,7 @@ async def serve_app(
                     return
                 read = await http1.serve(secure, client, server)
                 if read is not None:  # HTTP/2's preface without ALPN
-                    await http2(cast(trio.abc.Stream, Replay(secure, read)), watched)
+                    await http2(Replay(secure, read), watched)
             except Exception:  # a bug: it costs this connection, never the server
                 log.exception("The connection failed")
                 await trio.aclose_forcefully(stream)
