@@ -239,8 +239,8 @@ async def send_refusal(send: Send, status: int, message: str) -> None:
     """A refusal (:func:`refusal_parts`) sent through ASGI, by middleware in front of the
     application on HTTP/2 (where hypercorn keeps no such limit itself).
 
-    Without its ``connection`` field: HTTP/2 forbids it (h2 refuses to send a head that has
-    one), and a stream ends by itself.
+    Without its ``connection`` field: HTTP/2 forbids connection-specific fields (RFC 9113,
+    8.2.2), and a stream ends by itself.
     """
     headers, body = refusal_parts(status, message)
     kept = [(name, value) for name, value in headers if name != b"connection"]

@@ -5,7 +5,7 @@ connection that never sends a request is never timed out, nor is one that trickl
 its body, and nothing caps connections. So the protocol here is uvicorn's httptools protocol
 with the limits kept in its callbacks, where a timer costs a ``call_later`` and nothing is paid
 by a request that arrives whole. It relies on these parts of
-``uvicorn.protocols.http.httptools_impl.HttpToolsProtocol`` (0.30 to 0.55): the parser
+``uvicorn.protocols.http.httptools_impl.HttpToolsProtocol`` (0.30 to 0.54): the parser
 callbacks, ``cycle`` (``response_started``, ``response_complete``, ``disconnected``,
 ``message_event``), ``pipeline``, ``url``, ``headers``, ``timeout_keep_alive`` and
 ``timeout_keep_alive_task`` / ``timeout_keep_alive_handler``.

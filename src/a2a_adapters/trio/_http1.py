@@ -6,6 +6,12 @@ This serves an ASGI application over HTTP/1.1 with one task per connection, in w
 application runs too (no task per request): the request is read and parsed, the application
 called, its response written, and the next request read.
 
+Its counterpart on asyncio (``a2a_adapters.asyncio._http1``) is uvicorn's httptools protocol,
+with the same limits kept in its callbacks: uvicorn does not run on trio, and an asyncio protocol
+already has what this builds (callbacks per chunk read, timers per connection). This one is
+written on trio's streams and cancel scopes throughout, so it is trio's, not a loop-neutral
+module's.
+
 - Keep-alive and pipelining: requests on a connection are answered one after the other, in
   order; a pipelined request is parsed while the one before it is served, and read no further
   ahead than the next head (and :data:`READ_AHEAD` bytes).
