@@ -200,7 +200,7 @@ def measure(loop: str, sends: int, top: int = 0) -> dict[str, Any]:
         trio.run(_drive, app, sends, counts)
     else:
         from a2a_adapters import asyncio as asyncio_adapter
-        from a2a_adapters._serve import fast_loop_factory
+        from a2a_adapters.asyncio._server import fast_loop_factory
 
         # What uvicorn calls, as serve_app gives it.
         app = asgi_entry(asyncio_adapter.create_app(engine()))

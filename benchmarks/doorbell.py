@@ -26,7 +26,7 @@ import anyio
 import coredis
 from coredis.retry import NoRetryPolicy
 
-from a2a_adapters._serve import fast_loop_factory
+from a2a_adapters.asyncio._server import fast_loop_factory
 from a2a_adapters.stores import RedisStore
 
 CHANNEL = "doorbell-floor"

@@ -10,8 +10,9 @@ benchmark agent (``benchmarks.servers.ours``, the echo agent on the memory store
   (``python -m benchmarks.servers.ours PORT trio``);
 * ``hypercorn``: ``hypercorn.trio.serve`` over HTTP/1.1 (h11) with the configuration
   ``serve_app`` gives hypercorn (``_hypercorn.hypercorn_config``) and the same limits kept by
-  the middleware ``serve_app`` puts before its HTTP/2 (``_RequestLimits``: head limits, body
-  timeout), so that both do the same work (``python -m benchmarks.http1 --serve PORT``).
+  the middleware ``serve_app`` puts before its HTTP/2 (``trio._http2.RequestLimits``: head
+  limits, body timeout), so that both do the same work
+  (``python -m benchmarks.http1 --serve PORT``).
 
 Then, with the same client (``benchmarks.load``), in rounds that alternate between the two so
 that a neighbour's load weighs on both alike: blocking ``SendMessage`` and ``GET`` of the agent
@@ -230,7 +231,7 @@ def serve(port: int) -> None:
     from a2a_adapters._limits import DEFAULT_LIMITS
     from a2a_adapters._serve import tune_gc
     from a2a_adapters._sockets import bind_socket
-    from a2a_adapters.trio._server import _RequestLimits
+    from a2a_adapters.trio._http2 import RequestLimits
     from benchmarks.servers.ours import engine, served_store
 
     sock = bind_socket("127.0.0.1", port)
@@ -238,7 +239,7 @@ def serve(port: int) -> None:
     app = adapter.create_app(engine(served_store("memory")))
     config = hypercorn_config(DEFAULT_LIMITS, graceful_timeout=5.0)
     config.bind = [f"fd://{os.dup(sock.fileno())}"]
-    served = _RequestLimits(asgi_entry(app), DEFAULT_LIMITS)
+    served = RequestLimits(asgi_entry(app), DEFAULT_LIMITS)
     trio.run(lambda: hypercorn_serve(served, config, mode="asgi"))  # type: ignore[arg-type]
 
 

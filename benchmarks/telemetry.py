@@ -78,7 +78,7 @@ async def _measure(setting: str, sends: int, rounds: int) -> dict[str, Any]:
     import anyio
 
     from a2a_adapters import build_engine
-    from a2a_adapters._asgi import serving_chain
+    from a2a_adapters._fastpath import serving_chain
     from benchmarks.adapter_calls import A2A_HEADERS, post_scope
     from examples import echo
 

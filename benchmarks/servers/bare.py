@@ -99,7 +99,7 @@ def main(port: int, stack: str) -> None:
 
     import asyncio
 
-    from a2a_adapters._serve import fast_loop_factory
+    from a2a_adapters.asyncio._server import fast_loop_factory
 
     config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False)
     with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:

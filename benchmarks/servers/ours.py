@@ -18,8 +18,9 @@ import anyio
 
 from a2a_adapters import build_engine
 from a2a_adapters._engine import Engine
-from a2a_adapters._serve import fast_loop_factory, tune_gc
+from a2a_adapters._serve import tune_gc
 from a2a_adapters._sockets import bind_socket
+from a2a_adapters.asyncio._server import fast_loop_factory
 from a2a_adapters.stores import open_store
 from a2a_core import AgentContext, ArtifactChunk, Update, completed, text_artifact, working
 from a2a_core.card import AgentCard

@@ -14,20 +14,15 @@ A request that ended with no response at all (the client left first) is logged w
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from typing import Any
+from collections.abc import Awaitable, Mapping
 
 import attrs
+
+from ._asgi import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["VISIT", "AccessLog", "Visit", "visit_of"]
 
 log = logging.getLogger("a2a_adapters.access")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[..., Awaitable[None]]
 
 #: Where in the ASGI scope the request's :class:`Visit` is, for the entries to fill in.
 VISIT = "a2a.visit"

@@ -1,55 +1,53 @@
-"""A2A's short way through the application: from ASGI straight to the engine.
+"""ASGI as both loops speak it: the types every middleware and server of the adapters is written
+against, and the pieces of ASGI more than one of them needs.
 
-Quart's request machinery (request and application contexts, the URL map, request and response
-objects, hooks) cost more per request than our core and store together: measured with
-``python -m benchmarks.run``, about half of a blocking send's CPU time. A2A uses none of it,
-since the core routes and renders for itself. So the applications ``create_app`` builds hand
-each request for an A2A endpoint to the engine here, and everything else (the lifespan, routes a
-user adds to the application, paths A2A does not serve) to Quart as before. The blueprint that
-mounts A2A into a user's own application still goes through Quart.
-
-What happens on the way in and out (credentials before the body, the body limit, the path as
-written, lengths) is the one door both entries share (``a2a_adapters._door``).
-
-Only ASGI and anyio are used, so the same code serves Quart on asyncio and QuartTrio on trio.
+Everything that stands between a socket and the engine talks ASGI: uvicorn and hypercorn, the
+trio HTTP/1.1 server (``a2a_adapters.trio._http1``), and the middleware in front of the
+application (the access log, CORS, trusted proxies, A2A's short way, the limits on HTTP/2). So
+the vocabulary is defined here once, on ASGI alone (no loop, no server, no other module of the
+adapters, so that any of them may import it), and each module imports it from here.
 """
 
-from collections.abc import Awaitable, Callable, MutableMapping
-from contextlib import aclosing
-from functools import partial
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any
-
-import anyio
-
-from a2a_adapters._access import VISIT, AccessLog, Visit, visit_of
-from a2a_adapters._cors import Cors
-from a2a_adapters._door import ClientLeft, enter, path_as_written, with_length
-from a2a_adapters._engine import Engine
-from a2a_adapters._streaming import HttpStream
-from a2a_core.transport import HttpRequest, HttpResponse, Probe
 
 if TYPE_CHECKING:
     from quart import Quart
 
-__all__ = ["FastPath", "asgi_entry", "serving_chain"]
+__all__ = [
+    "WHOLE",
+    "ASGIApp",
+    "Message",
+    "Receive",
+    "Scope",
+    "Send",
+    "asgi_entry",
+    "encoded",
+    "root_path_of",
+]
+
+#: A connection's (or the lifespan's) ASGI scope.
+Scope = MutableMapping[str, Any]
+#: An ASGI event, received or sent.
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+#: An ASGI 3 application. Its arguments are left open: Quart's own ``asgi_app`` is typed with
+#: stricter (TypedDict) scopes and events than the middleware here needs.
+ASGIApp = Callable[..., Awaitable[None]]
+
+#: A key of an ``http.response.start`` message that says its whole body follows at once, in one
+#: ``http.response.body``: a server may then write the head and the body together (the trio
+#: server does: one write where hypercorn makes two). Servers that do not know it ignore it.
+WHOLE = "a2a.whole"
 
 
-def asgi_entry(app: "Quart") -> Any:
+def asgi_entry(app: "Quart") -> ASGIApp:
     """What the HTTP server calls for ``app`` (Quart's or QuartTrio's), on either loop: its ASGI
     application (``create_app``'s chain: the access log, CORS, A2A's short way, then Quart's),
     without ``Quart.__call__``, a coroutine around it that every wait of every request would
     pass through. It is ASGI 3 (say so to a server that would guess from ``__call__``)."""
     return app.asgi_app
-
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-#: Quart's own ``asgi_app`` has stricter (TypedDict) types than this middleware needs.
-ASGIApp = Callable[..., Awaitable[None]]
-
-_DEFAULT_PORTS = {"http": ":80", "https": ":443"}
 
 
 def root_path_of(value: str) -> str:
@@ -64,192 +62,6 @@ def root_path_of(value: str) -> str:
     return value.rstrip("/")
 
 
-def serving_chain(app: ASGIApp, engine: Engine, root_path: str = "") -> ASGIApp:
-    """What ``create_app`` of either adapter serves: the access log, CORS (if origins are
-    configured), then A2A's short way in front of the application ``app``, below
-    ``root_path`` (see :class:`FastPath`)."""
-    served: ASGIApp = FastPath(app, engine, root_path)
-    if engine.core.config.cors_origins:
-        served = Cors(served, engine.core)
-    return AccessLog(served)
-
-
-class FastPath:
-    """ASGI middleware: requests for A2A endpoints and the health probes (``/healthz``,
-    ``/readyz``) go to ``engine``, the rest to ``app``.
-
-    ``root_path`` is where a proxy in front serves the application (``/agents``): the card's
-    URLs include it, and requests are served with it (a proxy that passes the prefix on) or
-    without it (one that strips it).
-    """
-
-    def __init__(self, app: ASGIApp, engine: Engine, root_path: str = "") -> None:
-        self._app = app
-        self._engine = engine
-        self._root = root_path_of(root_path)
-
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        # Not a coroutine itself: what it gives is the coroutine that serves the request (its
-        # own or the application's), so that a request's waits pass through one fewer.
-        # A mounted application (root_path set) keeps Quart's way, which knows its prefix.
-        if scope["type"] != "http" or scope.get("root_path"):
-            return self._app(scope, receive, send)
-        method: str = scope["method"]
-        path: str = scope["path"]
-        raw = scope.get("raw_path")
-        if isinstance(raw, bytes) and b"%" in raw:
-            path = path_as_written(raw, path)
-        root = self._root
-        if root and (path == root or path.startswith(root + "/")):
-            path = path[len(root) :] or "/"
-        core = self._engine.core
-        probe = core.health_probe(method, path)
-        if probe is not None:  # before A2A and its credentials: a probe carries none
-            return self._probe(scope, send, probe, method == "HEAD")
-        if not core.serves(method, path):
-            return self._app(scope, receive, send)
-        return self._serve(scope, receive, send, method, path)
-
-    async def _probe(self, scope: Scope, send: Send, probe: Probe, head: bool) -> None:
-        visit = visit_of(scope)
-        if visit is not None:
-            visit.probe = True
-        answer = await self._engine.health(probe, head=head)
-        await _send_response(answer, send, takes_trailers=False)
-
-    async def _serve(
-        self, scope: Scope, receive: Receive, send: Send, method: str, path: str
-    ) -> None:
-        headers = {
-            name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
-        }
-        query: bytes = scope.get("query_string", b"")
-        head = HttpRequest(method, path, headers, b"", query.decode("latin-1") if query else "")
-        visit = scope.get(VISIT)
-        try:
-            response = await enter(
-                self._engine,
-                head,
-                _base_url(scope, headers) + self._root,
-                partial(_read_body, receive, headers),
-                disconnected=partial(_disconnect, receive),
-                visit=visit if isinstance(visit, Visit) else None,
-            )
-        except ClientLeft:
-            return  # half a request is not a request: nothing is decided on it
-        later = scope.get("http_version") in ("2", "3")
-        trailers = later and headers.get("te") == "trailers"
-        if isinstance(response, HttpStream):
-            await _send_stream(response, receive, send, trailers)
-        else:
-            if later:
-                response = _without_connection(response)
-            await _send_response(response, send, trailers)
-
-
-def _without_connection(response: HttpResponse) -> HttpResponse:
-    """HTTP/2 and 3 forbid ``connection`` (the door's "close" after a body left unread): a
-    stream ends by itself, and the connection carries others."""
-    if not any(name == "connection" for name, _ in response.headers):
-        return response
-    kept = tuple((name, value) for name, value in response.headers if name != "connection")
-    return HttpResponse(response.status, kept, response.body, response.trailers)
-
-
-def _base_url(scope: Scope, headers: dict[str, str]) -> str:
-    """Where the client reached the A2A root, as it addressed the server."""
-    scheme = scope.get("scheme", "http")
-    host = headers.get("host")
-    if not host:
-        server = scope.get("server")
-        host = f"{server[0]}:{server[1]}" if server else "localhost"
-    default = _DEFAULT_PORTS.get(scheme)
-    if default and host.endswith(default):
-        host = host[: -len(default)]
-    return f"{scheme}://{host}"
-
-
-async def _read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes | None:
-    """The request body, or ``None`` once it proves longer than ``limit`` (never read past).
-    Raises :class:`ClientLeft` if the client leaves before the body is whole."""
-    declared = headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            raise ClientLeft
-        chunk: bytes = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-def _encoded(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:
+def encoded(headers: Iterable[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    """Header fields as ASGI carries them (bytes; latin-1, as HTTP/1.1 defines them)."""
     return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
-
-
-#: A key of an ``http.response.start`` message that says its whole body follows at once, in one
-#: ``http.response.body``: a server may then write the head and the body together (the trio
-#: server does: one write where hypercorn makes two). Servers that do not know it ignore it.
-WHOLE = "a2a.whole"
-
-
-async def _send_response(response: HttpResponse, send: Send, takes_trailers: bool) -> None:
-    if not response.trailers:
-        headers = _encoded(tuple(with_length(response)))
-        start = {"type": "http.response.start", "status": response.status, "headers": headers}
-        await send({**start, WHOLE: True})
-        await send({"type": "http.response.body", "body": response.body})
-        return
-    trailers = _encoded(response.trailers)
-    if not takes_trailers:
-        # Where trailers cannot go, they go with the head (gRPC's "trailers-only" form).
-        headers = _encoded(tuple(with_length(response))) + trailers
-        await send({"type": "http.response.start", "status": response.status, "headers": headers})
-        await send({"type": "http.response.body", "body": response.body})
-        return
-    start = {"type": "http.response.start", "status": response.status, "trailers": True}
-    await send({**start, "headers": _encoded(response.headers)})
-    await send({"type": "http.response.body", "body": response.body})
-    await send({"type": "http.response.trailers", "headers": trailers, "more_trailers": False})
-
-
-#: The end of a gRPC stream that stopped without saying how (its engine went away).
-_CUT = (("grpc-status", "14"), ("grpc-message", "The stream ended early; subscribe again"))
-
-
-async def _send_stream(
-    stream: HttpStream, receive: Receive, send: Send, takes_trailers: bool
-) -> None:
-    """Send the stream's chunks until it ends or the client leaves (which stops it at once),
-    then its trailers (gRPC's status) if it has any."""
-    grpc = dict(stream.headers).get("content-type", "").startswith("application/grpc")
-    trailing = takes_trailers and grpc
-    start = {"type": "http.response.start", "status": stream.status, "trailers": trailing}
-    await send({**start, "headers": _encoded(stream.headers)})
-    async with anyio.create_task_group() as group, aclosing(stream.body) as chunks:
-        group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope)
-        async for chunk in chunks:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
-        if trailing:
-            trailers = _encoded(tuple(stream.trailers) or _CUT)
-            await send({"type": "http.response.trailers", "headers": trailers})
-        group.cancel_scope.cancel()
-
-
-async def _disconnect(receive: Receive) -> None:
-    """Return once the client has gone (the body was read: nothing else can come)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    await _disconnect(receive)
-    scope.cancel()

@@ -5,6 +5,11 @@ point"), so verifying credentials is the adapter's job; a request with missing o
 credentials is answered 401 with a ``WWW-Authenticate`` challenge per scheme, rendered by the
 core in the request's binding, and never passed on. Only the public card needs none.
 
+That rule is :func:`authenticate`, and every way in asks it: the door (``a2a_adapters._door``,
+on the head, before the body is read), which every HTTP entry goes through (A2A's short way,
+the mounted blueprint; HTTP/1.1 and HTTP/2, gRPC included, on either loop), and
+``Engine.handle`` for a request handed to it whole with no verified caller.
+
 Secrets are compared by their SHA-256 digests, so a lookup takes the same time whatever the
 presented value shares with a real one.
 """
@@ -13,7 +18,9 @@ import hashlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
+
+from anyio.abc import TaskStatus
 
 from a2a_core import Core
 from a2a_core.card import APIKeySecurityScheme, HTTPAuthSecurityScheme, SecurityScheme
@@ -24,6 +31,7 @@ __all__ = [
     "ApiKeys",
     "Authenticator",
     "BearerTokens",
+    "KeepsState",
     "authenticate",
     "challenges",
     "identify",
@@ -32,6 +40,7 @@ __all__ = [
 log = logging.getLogger("a2a_adapters")
 
 
+@runtime_checkable
 class Authenticator(Protocol):
     """Turns request headers into a principal."""
 
@@ -49,6 +58,14 @@ class Authenticator(Protocol):
     def scheme(self) -> SecurityScheme:
         """How the card describes this scheme to clients."""
         ...
+
+
+@runtime_checkable
+class KeepsState(Protocol):
+    """An authenticator with state of its own to keep (an issuer's keys: ``oidc.JwtBearer``):
+    the engine runs :meth:`run` in its task group, and is ready once it has reported started."""
+
+    async def run(self, *, task_status: TaskStatus[Any]) -> None: ...
 
 
 def _digest(secret: str) -> bytes:
@@ -129,7 +146,7 @@ _FAULT_EVERY = 60.0
 
 
 def _faulted(authenticator: Authenticator, error: Exception) -> None:
-    name = getattr(authenticator, "name", type(authenticator).__name__)
+    name = authenticator.name
     now = time.monotonic()
     if now - _FAULT_LOGGED.get(name, -_FAULT_EVERY) >= _FAULT_EVERY:
         _FAULT_LOGGED[name] = now
@@ -144,7 +161,8 @@ def authenticate(
     core: Core, authenticators: Sequence[Authenticator], request: HttpRequest
 ) -> Caller | HttpResponse:
     """The caller of ``request``, or the core's 401 answer (in the request's binding, with a
-    challenge per scheme) when it is not authenticated and needs to be."""
+    challenge per scheme) when it is not authenticated and needs to be: the 401 rule. Only the
+    head is read (``request.body`` may still be empty)."""
     caller = identify(authenticators, request)
     if caller is not None:
         return caller

@@ -2,22 +2,11 @@
 allowed: ``a2a_core.front._cors``). Preflights are answered here, before anything else sees them:
 they carry no credentials, and are no A2A request."""
 
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
-
 from a2a_core import Core
 
+from ._asgi import ASGIApp, Message, Receive, Scope, Send, encoded
+
 __all__ = ["Cors"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[..., Awaitable[None]]
-
-
-def _encoded(headers: tuple[tuple[str, str], ...]) -> list[tuple[bytes, bytes]]:
-    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
 
 
 class Cors:
@@ -37,10 +26,10 @@ class Cors:
         answer = self._core.cors_preflight(scope["method"], headers)
         if answer is not None:
             start = {"type": "http.response.start", "status": answer.status}
-            await send({**start, "headers": _encoded(answer.headers)})
+            await send({**start, "headers": encoded(answer.headers)})
             await send({"type": "http.response.body", "body": answer.body})
             return None
-        extra = _encoded(self._core.cors_headers(headers))
+        extra = encoded(self._core.cors_headers(headers))
         if not extra:
             return await self._app(scope, receive, send)
 

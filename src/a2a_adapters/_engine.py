@@ -68,7 +68,7 @@ from a2a_core.transport import (
 
 from . import _loops
 from ._agents import AgentRegistry
-from ._auth import Authenticator, challenges, identify
+from ._auth import Authenticator, KeepsState, authenticate
 from ._clock import new_uuid, wall_clock
 from ._loops import Loop, Scope, Waiter
 from ._outage import Outage
@@ -239,12 +239,8 @@ class Engine:
                 if self.push is not None:
                     group.start_soon(self.push.run)
                 for authenticator in self.auth:
-                    # One that keeps state of its own (an issuer's keys) runs beside the engine.
-                    keep: Callable[..., Coroutine[Any, Any, None]] | None = getattr(
-                        authenticator, "run", None
-                    )
-                    if callable(keep):
-                        await group.start(keep)
+                    if isinstance(authenticator, KeepsState):
+                        await group.start(authenticator.run)
                 await self._call(self.server.tick)  # sweeps what expired while we were down
                 self._ready.set()
                 task_status.started()
@@ -384,11 +380,11 @@ class Engine:
         # (One coroutine, not a guard around another: every wait passes through each.)
         try:
             if caller is None:
-                caller = identify(self.auth, request)
-            said = challenges(self.auth, request.headers) if caller is None else ()
-            number = self.server.receive(
-                request, self._clock(), caller=caller, challenges=said, base_url=base_url
-            )
+                verified = authenticate(self.core, self.auth, request)
+                if isinstance(verified, HttpResponse):
+                    return verified  # (401: nothing reaches the machine)
+                caller = verified
+            number = self.server.receive(request, self._clock(), caller=caller, base_url=base_url)
             slot = self._replies[number] = self._waiter()
             origin = self.telemetry.origin()
             if origin is not None:

@@ -3,14 +3,13 @@ listener of the asyncio adapter (uvicorn has no HTTP/2, which gRPC needs)."""
 
 import logging
 import sys
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 from hypercorn.config import Config
 
 from a2a_core.grpc import percent_encode
 
-from ._limits import ConnectionLimits, refusal_parts
+from ._asgi import ASGIApp, Receive, Scope, Send
+from ._limits import ConnectionLimits, send_refusal
 from ._tls import TlsFiles
 
 __all__ = ["HeadLimits", "TlsFiles", "head_refusal", "hypercorn_config", "without_lifespan"]
@@ -22,12 +21,6 @@ __all__ = ["HeadLimits", "TlsFiles", "head_refusal", "hypercorn_config", "withou
 H2_HEAD_ROOM = 4
 #: gRPC's RESOURCE_EXHAUSTED: what a gRPC client is told of a head over the limit.
 _GRPC_RESOURCE_EXHAUSTED = b"8"
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def hypercorn_config(
@@ -110,8 +103,5 @@ class HeadLimits:
             await send({"type": "http.response.body", "body": b""})
             await send({"type": "http.response.trailers", "headers": trailers})
             return None
-        refused, body = refusal_parts(431, why)
-        kept = [(name, value) for name, value in refused if name != b"connection"]
-        await send({"type": "http.response.start", "status": 431, "headers": kept})
-        await send({"type": "http.response.body", "body": body})
+        await send_refusal(send, 431, why)
         return None

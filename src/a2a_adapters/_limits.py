@@ -15,12 +15,13 @@ memory and a few seconds, and no number of clients should lock others out. So bo
   (``408``); and an idle timeout for a connection with no request under way, including one
   that was opened and never used.
 
-Authentication happens on the head, before the body is read (``a2a_adapters._asgi``), so an
+Authentication happens on the head, before the body is read (``a2a_adapters._door``), so an
 unauthenticated client cannot make the server buffer a body either. The bound on the body
 itself is ``max_body_bytes`` (``413``), which the core answers.
 
 This module holds what the two servers share: the limits, the connection gate that counts
-connections against the cap, and the canned answers written straight to the socket. Each
+connections against the cap, and the canned answers, written straight to the socket or sent
+through ASGI. Each
 server's module hooks them into its own machinery.
 """
 
@@ -31,6 +32,8 @@ import time
 
 import attrs
 
+from ._asgi import Send
+
 __all__ = [
     "DEFAULT_LIMITS",
     "ConnectionLimits",
@@ -39,6 +42,7 @@ __all__ = [
     "raise_fd_limit",
     "refusal",
     "refusal_parts",
+    "send_refusal",
 ]
 
 log = logging.getLogger("a2a_adapters")
@@ -229,3 +233,16 @@ def refusal(status: int, message: str, *, retry_after: int | None = None) -> byt
     lines = [f"HTTP/1.1 {status} {_REASONS[status][0]}".encode()]
     lines += [name + b": " + value for name, value in headers]
     return b"\r\n".join(lines) + b"\r\n\r\n" + body
+
+
+async def send_refusal(send: Send, status: int, message: str) -> None:
+    """A refusal (:func:`refusal_parts`) sent through ASGI, by middleware in front of the
+    application on HTTP/2 (where hypercorn keeps no such limit itself).
+
+    Without its ``connection`` field: HTTP/2 forbids connection-specific fields (RFC 9113,
+    8.2.2), and a stream ends by itself.
+    """
+    headers, body = refusal_parts(status, message)
+    kept = [(name, value) for name, value in headers if name != b"connection"]
+    await send({"type": "http.response.start", "status": status, "headers": kept})
+    await send({"type": "http.response.body", "body": body})

@@ -13,13 +13,13 @@ Both adapters use this one middleware (uvicorn's own proxy-header handling, on b
 """
 
 import ipaddress
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Iterable
 from typing import Any
+
+from ._asgi import ASGIApp, Scope
 
 __all__ = ["TrustedProxies", "trusted_networks"]
 
-Scope = MutableMapping[str, Any]
-ASGIApp = Callable[..., Awaitable[None]]
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 #: Believe every peer (only for a server no client can reach but through the proxy).

@@ -1,17 +1,20 @@
 """The Quart glue both adapters share (Quart on asyncio, QuartTrio on trio): request in,
-engine answer out, through the same door as the fast path (``a2a_adapters._door``)."""
+engine answer out, through the same door as the fast path (``a2a_adapters._door``); and what
+``create_app`` of either adapter does to its application, which differs only by its class and
+how it runs the engine (the ``_app`` module of each)."""
 
-from quart import Blueprint, Response, request
+from quart import Blueprint, Quart, Response, request
 from werkzeug.datastructures import Headers
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from a2a_adapters._access import visit_of
 from a2a_adapters._door import enter, path_as_written, with_length
 from a2a_adapters._engine import Engine
+from a2a_adapters._fastpath import serving_chain
 from a2a_adapters._streaming import HttpStream
 from a2a_core.transport import HttpRequest, HttpResponse
 
-__all__ = ["a2a_blueprint"]
+__all__ = ["a2a_blueprint", "serve_a2a"]
 
 _METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
@@ -51,6 +54,17 @@ def a2a_blueprint(engine: Engine, *, name: str = "a2a") -> Blueprint:
         return _to_quart(await enter(engine, head, base_url, read_body, visit=visit))
 
     return blueprint
+
+
+def serve_a2a(app: Quart, engine: Engine, root_path: str = "") -> None:
+    """Make ``app`` (Quart's or QuartTrio's, new) serve A2A at its root, through A2A's short way
+    (``a2a_adapters._fastpath``), below ``root_path``. The engine's run is the adapter's part."""
+    # Quart stops buffering a body past this size, so a huge body is never read into memory.
+    app.config["MAX_CONTENT_LENGTH"] = engine.core.config.max_body_bytes
+    app.register_blueprint(a2a_blueprint(engine))
+    # A2A's endpoints skip Quart's request machinery; the rest of the app is Quart's as usual.
+    # Every request, A2A's or Quart's, gets its line in the access log, and CORS if it is on.
+    app.asgi_app = serving_chain(app.asgi_app, engine, root_path)  # type: ignore[method-assign,assignment]
 
 
 def _to_quart(response: HttpResponse | HttpStream) -> Response:

@@ -1,16 +1,13 @@
 """``serve(agent)``: the one-line way to run an agent as an A2A server."""
 
-import asyncio
-import contextlib
 import difflib
 import gc
 import importlib
 import logging
-import signal
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 import anyio
 import attrs
@@ -29,9 +26,10 @@ from ._logs import configure_logging
 from ._push import PushSender
 from ._resolve import Namer, authenticators, card_signer, cards, tls_files
 from ._setting import option_of
+from ._sockets import bind_socket
 from ._telemetry import Telemetry
 from ._tls import TlsFiles
-from .asyncio import bind_socket, create_app, serve_app
+from .asyncio import run_server as run_on_asyncio  # the default loop's, loaded with the package
 from .settings import ENGINE_BASELINE, Settings, check_together
 from .stores import StoreUnavailable, open_store
 
@@ -431,10 +429,20 @@ def _run(
         over = "HTTP/2 over TLS" if tls else "HTTP/2"
         log.info("A2A gRPC (lf.a2a.v1.A2AService, %s) on %s:%d", over, shown_host, grpc_port)
     tune_gc()
+    run_server = run_on_asyncio
     if loop == "trio":
-        _serve_trio(engine, sock, limits, grpc_sock, tls, served)
-    else:
-        _serve_asyncio(engine, sock, limits, grpc_sock, tls, served)
+        from .trio import run_server as run_on_trio
+
+        run_server = run_on_trio
+    run_server(
+        engine,
+        sock,
+        limits=limits,
+        grpc_sock=grpc_sock,
+        tls=tls,
+        root_path=root_path,
+        forwarded_allow_ips=served.forwarded_allow_ips,
+    )
     # The servers' own lines about it are held back with their other INFO chatter.
     log.info("A2A server stopped")
 
@@ -501,55 +509,17 @@ def _listen(host: str, port: int) -> socket.socket:
         raise OSError(error.errno, f"cannot listen on {shown}:{port}: {reason}") from None
 
 
+@runtime_checkable
+class _PublishesKeys(Protocol):
+    """A card signer that publishes the keys its signatures' ``jku`` names (``CardSigner``); a
+    signer given as a bare function publishes none."""
+
+    def jwks_bytes(self) -> bytes: ...
+
+
 def _jwks_of(signer: object) -> bytes | None:
     """The JWKS a signer publishes for its signatures' ``jku``, if it has one."""
-    jwks = getattr(signer, "jwks_bytes", None)
-    return jwks() if callable(jwks) else None
-
-
-def _serve_asyncio(
-    engine: Engine,
-    sock: socket.socket,
-    limits: ConnectionLimits,
-    grpc_sock: socket.socket | None = None,
-    tls: "TlsFiles | None" = None,
-    served: "_Served | None" = None,
-) -> None:
-    # uvicorn handles SIGINT/SIGTERM once it serves (it stops gracefully, then re-raises the
-    # signal). Until then (the loop and the app are still being made), a signal is remembered
-    # here and stops the server as soon as it starts, instead of being lost: a SIGTERM that came
-    # then used to leave the server running until it was killed. The re-raised signal lands
-    # here too, which ends the process normally (exit status 0).
-    asked: list[int] = []
-    wake: list[Callable[[], object]] = []
-
-    def remember(signum: int, frame: object) -> None:
-        asked.append(signum)
-        for wake_up in wake:
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing to stop
-                wake_up()
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, remember)
-
-    async def until_asked() -> None:
-        loop, stop = asyncio.get_running_loop(), asyncio.Event()
-        wake.append(lambda: loop.call_soon_threadsafe(stop.set))
-        if not asked:
-            await stop.wait()
-
-    with asyncio.Runner(loop_factory=fast_loop_factory()) as runner:
-        runner.run(
-            serve_app(
-                create_app(engine, root_path=served.root_path if served else ""),
-                sock,
-                limits=limits,
-                shutdown_trigger=until_asked,
-                grpc_sock=grpc_sock,
-                tls=tls,
-                forwarded_allow_ips=served.forwarded_allow_ips if served else (),
-            )
-        )
+    return signer.jwks_bytes() if isinstance(signer, _PublishesKeys) else None
 
 
 #: Allocations between young-generation collections (CPython's default is 700).
@@ -571,47 +541,3 @@ def tune_gc() -> None:
     gc.freeze()
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(GC_YOUNG_THRESHOLD, older, oldest)
-
-
-def fast_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's event loop where it is installed (a dependency on CPython off Windows).
-
-    It is a drop-in asyncio loop written on libuv; measured with the benchmarks, it takes about
-    a third off the asyncio adapter's cost per request. ``None`` means asyncio's own loop.
-    """
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
-
-
-def _serve_trio(
-    engine: Engine,
-    sock: socket.socket,
-    limits: ConnectionLimits,
-    grpc_sock: socket.socket | None = None,
-    tls: "TlsFiles | None" = None,
-    served: "_Served | None" = None,
-) -> None:
-    import trio
-
-    from .trio import create_app, serve_app
-
-    async def until_signalled() -> None:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for _ in signals:
-                return
-
-    async def main() -> None:
-        await serve_app(
-            create_app(engine, root_path=served.root_path if served else ""),
-            sock,
-            shutdown_trigger=until_signalled,
-            limits=limits,
-            grpc_sock=grpc_sock,
-            tls=tls,
-            forwarded_allow_ips=served.forwarded_allow_ips if served else (),
-        )
-
-    trio.run(main)

@@ -42,7 +42,7 @@ import attrs
 
 from a2a_core import Task, TaskStatusUpdateEvent
 from a2a_core.store import Put, Reads, Snapshot, SyncStore, Write
-from a2a_core.transport import HttpRequest, HttpResponse, Notify, Served, StartRun
+from a2a_core.transport import HttpRequest, HttpResponse, Notify, StartRun
 
 from ._streaming import HttpStream
 
@@ -372,7 +372,7 @@ class Exchange:
     def answered(self, response: HttpResponse | HttpStream) -> HttpResponse | HttpStream:
         """Describe the request by its answer; a stream's span ends with the stream."""
         span = self._span
-        served: Served | None = getattr(response, "served", None)
+        served = response.served
         attributes: dict[str, Any] = {HTTP_STATUS: response.status}
         if response.task_id:
             attributes[TASK_ID] = response.task_id

@@ -213,7 +213,7 @@ class _Objects:
                     f"(a single one goes in a list: {name}=[...])"
                 )
             for each in value:
-                if not callable(getattr(each, "principal", None)):
+                if not isinstance(each, Authenticator):
                     raise TypeError(
                         f"{name} must hold {self.what} (BearerTokens, ApiKeys…), "
                         f"got a {type(each).__name__}"

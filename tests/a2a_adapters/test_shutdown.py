@@ -169,15 +169,16 @@ import os
 import signal
 
 from a2a_adapters import _serve
+from a2a_adapters.asyncio import _server
 from examples import echo
 
-made = _serve.fast_loop_factory
+made = _server.fast_loop_factory
 
 def factory():
     os.kill(os.getpid(), signal.SIGTERM)
     return made()
 
-_serve.fast_loop_factory = factory
+_server.fast_loop_factory = factory
 _serve.serve(echo.agent, port=0)
 """
 

@@ -8,10 +8,9 @@ import asyncio
 
 from quart import Quart
 
-from a2a_adapters._asgi import serving_chain
 from a2a_adapters._engine import Engine
 from a2a_adapters._lifecycle import ENGINES
-from a2a_adapters._quart_glue import a2a_blueprint
+from a2a_adapters._quart_glue import a2a_blueprint, serve_a2a
 
 __all__ = ["a2a_blueprint", "create_app", "run_engine"]
 
@@ -36,11 +35,6 @@ def create_app(engine: Engine, *, root_path: str = "") -> Quart:
     """A Quart application serving A2A at its root; ``root_path`` is where a proxy in front
     serves it (``/agents``), if not at the root of its host."""
     app = Quart("a2a_adapters")
-    # Quart stops buffering a body past this size, so a huge body is never read into memory.
-    app.config["MAX_CONTENT_LENGTH"] = engine.core.config.max_body_bytes
-    app.register_blueprint(a2a_blueprint(engine))
-    # A2A's endpoints skip Quart's request machinery; the rest of the app is Quart's as usual.
-    # Every request, A2A's or Quart's, gets its line in the access log, and CORS if it is on.
-    app.asgi_app = serving_chain(app.asgi_app, engine, root_path)  # type: ignore[method-assign,assignment]
+    serve_a2a(app, engine, root_path)
     run_engine(app, engine)
     return app

@@ -6,6 +6,12 @@ This serves an ASGI application over HTTP/1.1 with one task per connection, in w
 application runs too (no task per request): the request is read and parsed, the application
 called, its response written, and the next request read.
 
+Its counterpart on asyncio (``a2a_adapters.asyncio._http1``) is uvicorn's httptools protocol,
+with the same limits kept in its callbacks: uvicorn does not run on trio, and an asyncio protocol
+already has what this builds (callbacks per chunk read, timers per connection). This one is
+written on trio's streams and cancel scopes throughout, so it is trio's, not a loop-neutral
+module's.
+
 - Keep-alive and pipelining: requests on a connection are answered one after the other, in
   order; a pipelined request is parsed while the one before it is served, and read no further
   ahead than the next head (and :data:`READ_AHEAD` bytes).
@@ -16,9 +22,9 @@ called, its response written, and the next request read.
   be headers nobody sent there); they, and a chunk's size line with its extensions, are bounded
   as a head is.
 - Responses are written as the application sends them: a head when it is started (unless its
-  whole body follows at once, ``_asgi.WHOLE``: then head and body in one write), then each body
-  message, chunked when the application gave no ``content-length`` (so a stream, SSE, is flushed
-  per message).
+  whole body follows at once, ``a2a_adapters._asgi.WHOLE``: then head and body in one write),
+  then each body message, chunked when the application gave no ``content-length`` (so a stream,
+  SSE, is flushed per message).
 - Once the body is read, ``receive`` waits for the client to leave: reading on, it notices the
   end of the connection and answers ``http.disconnect`` (as it does after a failed write), so a
   stream to a client that has gone ends.
@@ -44,7 +50,6 @@ import logging
 import os
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, MutableMapping
 from contextlib import suppress
 from email.utils import formatdate
 from http import HTTPStatus
@@ -54,16 +59,10 @@ from urllib.parse import unquote
 import httptools
 import trio
 
-from a2a_adapters._asgi import WHOLE
+from a2a_adapters._asgi import WHOLE, ASGIApp, Message, Scope
 from a2a_adapters._limits import ConnectionLimits, refusal
 
 __all__ = ["PREFACE", "Http1Server"]
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 log = logging.getLogger("a2a_adapters.trio")
 

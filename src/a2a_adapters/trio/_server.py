@@ -1,25 +1,18 @@
-"""Serving the QuartTrio application on trio: HTTP/1.1 by our own server (:mod:`._http1`, on
-httptools), HTTP/2 (gRPC) by hypercorn's trio worker, on the same listeners.
+"""Serving the QuartTrio application on trio: the listeners, the shutdown, and a process's whole
+run (:func:`run_server`, what ``serve()`` and the command line do).
 
-Each connection is read first by HTTP/1.1; one that opens with HTTP/2's preface (h2c with prior
-knowledge), or that chose ``h2`` by ALPN over TLS, is handed to hypercorn's ``TCPServer`` with
-what was read of it. hypercorn parsed HTTP/1.1 with h11 (pure Python) and ran each request
-through its own tasks and events: it took most of the time of a blocking send on trio.
+Each connection is read first by HTTP/1.1 (:mod:`._http1`, our own server on httptools); one
+that opens with HTTP/2's preface (h2c with prior knowledge), or that chose ``h2`` by ALPN over
+TLS, is handed to hypercorn's HTTP/2 (:mod:`._http2`) with what was read of it. hypercorn parsed
+HTTP/1.1 with h11 (pure Python) and ran each request through its own tasks and events: it took
+most of the time of a blocking send on trio.
 
 hypercorn's ``serve`` is replaced by the short accept loop below, built from its parts (its
-``Lifespan``, ``WorkerContext``, ``TCPServer`` and ``ASGIWrapper``; hypercorn 0.17 and 0.18),
-because its own loop listens on the socket again with its ``backlog`` (100, where ours asks for
-1,024) and builds its listener itself, so nothing could stand between it and the connections it
-accepts to cap them. :class:`~a2a_adapters.ConnectionLimits` holds on both protocols: on
-HTTP/1.1 :mod:`._http1` keeps every limit; on HTTP/2
-
-- a complete head over ``max_header_bytes`` or ``max_header_count``, and the body deadline:
-  :class:`_RequestLimits`, in ASGI, in front of the application;
-- the idle and header timeouts: hypercorn runs ``TCPServer._idle_timeout`` while a connection
-  has no request under way, with one timer for the lot; :class:`_Connection` splits it into the
-  keep-alive timeout until a request's first byte and the header deadline from there, and ends
-  it when the client closes (and :class:`_IdleTask` restarts it without hypercorn's trips
-  through the scheduler).
+``Lifespan``, ``WorkerContext`` and ``ASGIWrapper``; hypercorn 0.17 and 0.18), because its own
+loop listens on the socket again with its ``backlog`` (100, where ours asks for 1,024) and
+builds its listener itself, so nothing could stand between it and the connections it accepts to
+cap them. :class:`~a2a_adapters.ConnectionLimits` holds on both protocols: the cap here, the
+rest in :mod:`._http1` and :mod:`._http2`.
 
 Errors of the application go to the ``a2a_adapters.trio`` logger on HTTP/1.1 and to
 ``hypercorn.error`` on HTTP/2 (which hypercorn would otherwise give a handler of its own, or
@@ -27,23 +20,22 @@ none), so they reach Python logging with their tracebacks.
 """
 
 import logging
+import signal
 import socket
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, cast
 
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
-from hypercorn.config import Config
-from hypercorn.events import Closed, Event, Updated
 from hypercorn.trio.lifespan import Lifespan
-from hypercorn.trio.tcp_server import TCPServer
 from hypercorn.trio.worker_context import WorkerContext
-from hypercorn.typing import AppWrapper, ConnectionState
+from hypercorn.typing import ConnectionState
 from quart_trio import QuartTrio
 
 from a2a_adapters._asgi import asgi_entry
-from a2a_adapters._hypercorn import HeadLimits, hypercorn_config
+from a2a_adapters._engine import Engine
+from a2a_adapters._hypercorn import hypercorn_config
 from a2a_adapters._lifecycle import begin_shutdown, engine_failure, until_failed
 from a2a_adapters._limits import (
     DEFAULT_LIMITS,
@@ -51,22 +43,17 @@ from a2a_adapters._limits import (
     ConnectionLimits,
     Gate,
     refusal,
-    refusal_parts,
 )
 from a2a_adapters._proxy import TrustedProxies, trusted_networks
 from a2a_adapters._tls import TlsFiles, check
 
+from ._app import create_app
 from ._http1 import Http1Server
+from ._http2 import Connection, Replay, RequestLimits, Watched
 
-__all__ = ["serve_app"]
+__all__ = ["run_server", "serve_app"]
 
 log = logging.getLogger("a2a_adapters.trio")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 async def serve_app(
@@ -98,12 +85,12 @@ async def serve_app(
     networks = trusted_networks(forwarded_allow_ips)
     if tls is not None:
         check(tls)  # refused here, saying why, if it cannot load
-    served = cast(ASGIApp, asgi_entry(app))
+    served = asgi_entry(app)
     if forwarded_allow_ips:
         served = TrustedProxies(served, networks)
     config = hypercorn_config(limits, graceful_timeout, tls)
     ssl_context = config.create_ssl_context() if tls is not None else None
-    asgi = ASGIWrapper(cast(Any, _RequestLimits(served, limits)))
+    asgi = ASGIWrapper(cast(Any, RequestLimits(served, limits)))
     lifespan_state: dict[str, Any] = {}
     lifespan = Lifespan(asgi, config, lifespan_state)
     context = WorkerContext(None)
@@ -122,15 +109,15 @@ async def serve_app(
         state = ConnectionState(lifespan_state.copy())
         http1 = Http1Server(served, limits, lifespan_state, secure=ssl_context is not None)
 
-        live: set[_Watched] = set()
+        live: set[Watched] = set()
 
-        async def http2(stream: trio.abc.Stream, watched: _Watched) -> None:
+        async def http2(stream: trio.abc.Stream, watched: Watched) -> None:
             """hypercorn's HTTP/2 on a connection (already read from: ``stream`` replays)."""
             live.add(watched)
             try:
                 if http1.stopping:
                     watched.stop()
-                await _Connection(asgi, config, context, state, stream, watched, limits).run()
+                await Connection(asgi, config, context, state, stream, watched, limits).run()
             finally:
                 live.discard(watched)
 
@@ -143,10 +130,10 @@ async def serve_app(
                 if ssl_context is None:
                     read = await http1.serve(stream, client, server)
                     if read is not None:  # HTTP/2 with prior knowledge (h2c)
-                        watched = _Watched(stream, read)
+                        watched = Watched(stream, read)
                         await http2(watched, watched)
                     return
-                watched = _Watched(stream)
+                watched = Watched(stream)
                 secure = trio.SSLStream(watched, ssl_context, server_side=True)
                 handshook = False
                 with trio.move_on_after(config.ssl_handshake_timeout):
@@ -163,7 +150,7 @@ async def serve_app(
                     return
                 read = await http1.serve(secure, client, server)
                 if read is not None:  # HTTP/2's preface without ALPN
-                    await http2(cast(trio.abc.Stream, _Replay(secure, read)), watched)
+                    await http2(Replay(secure, read), watched)
             except Exception:  # a bug: it costs this connection, never the server
                 log.exception("The connection failed")
                 await trio.aclose_forcefully(stream)
@@ -238,245 +225,36 @@ async def _refuse(stream: trio.abc.Stream, gate: Gate) -> None:
         await trio.aclose_forcefully(stream)
 
 
-class _Watched(trio.abc.HalfCloseableStream):
-    """A connection's stream (for hypercorn's HTTP/2) that tells its idle timer what happens to
-    the connection: the first byte of a request arriving, the client closing its side, the
-    server stopping. What HTTP/1.1 read of it before handing it over (``read``) comes first."""
-
-    def __init__(self, stream: trio.SocketStream, read: bytes = b"") -> None:
-        self._stream = stream
-        self._read = read
-        #: What hypercorn reads the peer's and its own address from.
-        self.socket = stream.socket
-        self.arrived = False
-        self.ended = False
-        self.stopping = False
-        self._wake = trio.Event()
-        self._wake_on_data = False
-
-    def watch(self, *, for_data: bool) -> trio.Event:
-        """An event set when the client closes its side or the server stops (and, with
-        ``for_data``, when data arrives)."""
-        self._wake = trio.Event()
-        self._wake_on_data = for_data
-        self.arrived = False
-        if self.ended or self.stopping:
-            self._wake.set()
-        return self._wake
-
-    def stop(self) -> None:
-        self.stopping = True
-        self._wake.set()
-
-    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
-        if self._read:
-            data, self._read = self._read, b""
-        else:
-            try:
-                data = await self._stream.receive_some(max_bytes)
-            except trio.BrokenResourceError:
-                self.ended = True
-                self._wake.set()
-                raise
-        if not data:
-            self.ended = True
-            self._wake.set()
-        elif self._wake_on_data:
-            self.arrived = True
-            self._wake.set()
-        return data
-
-    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        await self._stream.send_all(data)
-
-    async def wait_send_all_might_not_block(self) -> None:
-        await self._stream.wait_send_all_might_not_block()
-
-    async def send_eof(self) -> None:
-        await self._stream.send_eof()
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-
-class _Replay:
-    """A TLS stream whose first bytes (read by HTTP/1.1 before it found HTTP/2's preface) are
-    given again; the rest is the stream's own (hypercorn asks it for its handshake, its ALPN
-    choice and its transport)."""
-
-    def __init__(self, stream: trio.SSLStream[Any], read: bytes) -> None:
-        self._stream = stream
-        self._read = read
-
-    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
-        if self._read:
-            data, self._read = self._read, b""
-            return data
-        return await self._stream.receive_some(max_bytes)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
-class _Connection(TCPServer):
-    """hypercorn's connection, with its idle timer split in two, and its own work shielded
-    from the application's cancel scopes."""
-
-    def __init__(
-        self,
-        app: AppWrapper,
-        config: Config,
-        context: WorkerContext,
-        state: ConnectionState,
-        stream: trio.abc.Stream,
-        watched: _Watched,
-        limits: ConnectionLimits,
-    ) -> None:
-        super().__init__(app, config, context, state, cast(Any, stream))
-        self._watched = watched
-        self._limits = limits
-        self.idle_task = cast(Any, _IdleTask())
-
-    async def _idle_timeout(self) -> None:
-        # hypercorn starts this whenever no request is under way and cancels it once a
-        # request's head is complete: until a first byte it is the keep-alive timeout, from
-        # there the header deadline. Shutdown closes the connection at once either way, and so
-        # does the client closing its side (hypercorn would wait for the timeout, holding the
-        # descriptor, and a place under the connection cap, all that time).
-        watched = self._watched
-        with trio.move_on_after(self._limits.keep_alive_timeout):
-            await watched.watch(for_data=True).wait()
-        if watched.arrived and not (watched.ended or watched.stopping):
-            with trio.move_on_after(self._limits.header_timeout):
-                await watched.watch(for_data=False).wait()
-        with trio.CancelScope(shield=True):
-            await self._initiate_server_close()
-
-    async def protocol_send(self, event: Event) -> None:
-        # hypercorn does the connection's own work from within the application's ``send``:
-        # when a response ends it closes the connection, or starts the idle timer, as part of
-        # that last send. An application that cancels its own scope right then (on the
-        # ``http.disconnect`` hypercorn hands it at that moment, as QuartTrio does) would cancel
-        # that work half done: a connection neither closed nor timed, which holds its
-        # descriptor until the client leaves, and shutdown waits the whole graceful period for
-        # it. Shielded, it always completes (it only writes, closes or starts a timer).
-        if isinstance(event, Closed) or (isinstance(event, Updated) and event.idle):
-            with trio.CancelScope(shield=True):
-                await super().protocol_send(event)
-        else:  # writes hypercorn shields itself; the rest comes from its own read loop
-            await super().protocol_send(event)
-
-
-class _IdleTask:
-    """hypercorn's ``TrioSingleTask`` (the one idle timer of a connection, restarted after each
-    response and stopped once the next head is complete) without its costs per request: it
-    started each timer with ``nursery.start`` (waiting for the task to report back) and took a
-    ``trio.Lock`` for each restart and stop, every one a trip through trio's scheduler. Here a
-    restart cancels the timer under way and spawns the next, and a stop cancels it, neither of
-    them waiting for anything (so there is nothing for a lock to keep apart)."""
-
-    def __init__(self) -> None:
-        self._scope: trio.CancelScope | None = None
-
-    async def restart(self, task_group: Any, action: Callable[[], Awaitable[None]]) -> None:
-        self._cancel()
-        scope = self._scope = trio.CancelScope()
-        task_group._nursery.start_soon(_within, scope, action)
-
-    async def stop(self) -> None:
-        self._cancel()
-
-    def _cancel(self) -> None:
-        scope, self._scope = self._scope, None
-        if scope is not None:
-            scope.cancel()
-
-
-async def _within(scope: trio.CancelScope, action: Callable[[], Awaitable[None]]) -> None:
-    with scope:
-        await action()
-
-
-class _RequestLimits:
-    """ASGI middleware for HTTP/2 (and the lifespan): the limits hypercorn does not keep on a
-    request itself (HTTP/1.1 keeps them in :mod:`._http1`).
-
-    A complete head over the limits is refused before the application sees it
-    (:class:`~a2a_adapters._hypercorn.HeadLimits`); a body not whole within ``body_timeout``
-    of the head is answered 408 (if no answer has started), and the application hears that
-    the client left.
-    """
-
-    def __init__(self, app: ASGIApp, limits: ConnectionLimits) -> None:
-        self._app = app
-        self._limits = limits
-        self._heads = HeadLimits(self._timed, limits)
-
-    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
-        if scope["type"] != "http":
-            return self._app(scope, receive, send)
-        return self._heads(scope, receive, send)
-
-    async def _timed(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not _has_body(scope["headers"]):
-            return await self._app(scope, receive, send)
-        deadline = trio.current_time() + self._limits.body_timeout
-        request = _TimedBody(receive, send, deadline, self._limits.body_timeout)
-        await self._app(scope, request.receive, request.send)
-
-
-def _has_body(headers: list[tuple[bytes, bytes]]) -> bool:
-    """Whether a request's head announces a body (h11 has read the head: a request without
-    ``content-length`` or ``transfer-encoding`` has none)."""
-    for name, value in headers:
-        if name == b"content-length":
-            return value != b"0"
-        if name == b"transfer-encoding":
-            return True
-    return False
-
-
-class _TimedBody:
-    """One request's ``receive`` under the body deadline, and its ``send``."""
-
-    def __init__(self, receive: Receive, send: Send, deadline: float, timeout: float) -> None:
-        self._receive = receive
-        self._send = send
-        self._deadline = deadline
-        self._timeout = timeout
-        self._body_done = False
-        self._timed_out = False
-        self._started = False
-
-    async def receive(self) -> Message:
-        if self._body_done:
-            return await self._receive()
-        if self._timed_out:
-            return {"type": "http.disconnect"}
-        with trio.move_on_at(self._deadline):
-            message = await self._receive()
-            if message["type"] != "http.request" or not message.get("more_body", False):
-                self._body_done = True
-            return message
-        self._timed_out = True
-        if not self._started:
-            self._started = True
-            why = f"the request body did not arrive within {self._timeout:g} s"
-            await _send_refusal(self._send, 408, why)
-        return {"type": "http.disconnect"}
-
-    async def send(self, message: Message) -> None:
-        if self._timed_out:
-            return  # the connection is closing on the 408
-        if message["type"] == "http.response.start":
-            self._started = True
-        await self._send(message)
-
-
-async def _send_refusal(send: Send, status: int, message: str) -> None:
-    headers, body = refusal_parts(status, message)
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
 _UNAVAILABLE = refusal(503, "The server has too many open connections; retry later", retry_after=1)
+
+
+def run_server(
+    engine: Engine,
+    sock: socket.socket,
+    *,
+    limits: ConnectionLimits = DEFAULT_LIMITS,
+    grpc_sock: socket.socket | None = None,
+    tls: TlsFiles | None = None,
+    root_path: str = "",
+    forwarded_allow_ips: Sequence[str] = (),
+) -> None:
+    """Serve ``engine`` on ``sock`` in a trio run of its own until SIGINT or SIGTERM: the whole
+    run of a serving process (``serve()``, the command line)."""
+
+    async def until_signalled() -> None:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for _ in signals:
+                return
+
+    async def main() -> None:
+        await serve_app(
+            create_app(engine, root_path=root_path),
+            sock,
+            shutdown_trigger=until_signalled,
+            limits=limits,
+            grpc_sock=grpc_sock,
+            tls=tls,
+            forwarded_allow_ips=forwarded_allow_ips,
+        )
+
+    trio.run(main)

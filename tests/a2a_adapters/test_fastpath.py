@@ -1,5 +1,5 @@
 """The applications ``create_app`` builds: A2A's endpoints take the short way to the engine
-(``a2a_adapters._asgi.FastPath``), and everything else is still the Quart application's."""
+(``a2a_adapters._fastpath.FastPath``), and everything else is still the Quart application's."""
 
 import json
 import socket
