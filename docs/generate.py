@@ -5,6 +5,7 @@
   transport of ``examples/async_store.py``, which its tests run;
 - ``docs/benchmarks.md`` and the README's speed table: the tables of the latest benchmark run,
   ``benchmarks/results/latest.json``;
+- ``docs/design.md``: the phase diagram of each part of the machine, drawn from its table;
 - ``docs/settings.md``: every setting of the command line, with its environment variable, its
   ``serve()`` argument and its default, read from the parser itself.
 
@@ -27,6 +28,7 @@ EXAMPLE = ROOT / "examples" / "async_store.py"
 BENCHMARKS = ROOT / "docs" / "benchmarks.md"
 README = ROOT / "README.md"
 SETTINGS = ROOT / "docs" / "settings.md"
+DESIGN = ROOT / "docs" / "design.md"
 RESULTS = ROOT / "benchmarks" / "results" / "latest.json"
 GRPC_RESULTS = ROOT / "benchmarks" / "results" / "grpc.json"
 BLOCK = re.compile(
@@ -254,6 +256,25 @@ def settings_part() -> str:
     return "\n".join(out) + "\n"
 
 
+def machine_part() -> str:
+    """A diagram per part of the machine that has phases, each drawn from its table."""
+    from a2a_core.machine import _follow, _jobs, _outbox, _recovery, _replicas
+    from a2a_core.machine._phases import phase_diagram
+
+    tables = (
+        ("Store jobs", _jobs.JOB_PHASES, _jobs.JobPhase.READING),
+        ("Stream followers", _follow.FOLLOW_PHASES, _follow.FollowPhase.LIVE),
+        ("The push outbox", _outbox.OUTBOX_PHASES, _outbox.OutboxPhase.UNREAD),
+        ("The recovery of runs", _recovery.RECOVERY_PHASES, _recovery.RecoveryPhase.PENDING),
+        ("The expiry sweep", _recovery.SWEEP_PHASES, _recovery.SweepPhase.UNSWEPT),
+        ("Replica checks", _replicas.CHECK_PHASES, _replicas.CheckPhase.READING),
+    )
+    out = []
+    for title, table, start in tables:
+        out.append(f"### {title}\n\n```mermaid\n{phase_diagram(table, start)}```\n")
+    return "\n".join(out)
+
+
 # --- all of it ------------------------------------------------------------------------------------
 
 
@@ -266,6 +287,7 @@ def regenerate() -> list[Path]:
         (BENCHMARKS, lambda text: render_benchmarks(text, parts)),
         (README, lambda text: render_benchmarks(text, parts)),
         (SETTINGS, lambda text: replace_part(text, "settings", settings_part())),
+        (DESIGN, lambda text: replace_part(text, "machine-phases", machine_part())),
     ):
         current = path.read_text()
         updated = update(current)

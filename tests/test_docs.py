@@ -26,6 +26,7 @@ from docs.generate import (
     RESULTS,
     SETTINGS,
     benchmark_parts,
+    machine_part,
     render,
     render_benchmarks,
     replace_part,
@@ -169,3 +170,9 @@ def test_the_settings_reference_covers_every_setting_and_every_argument_of_serve
     for action in serve_options():
         if env_variable(action) is not None and action.option_strings:
             assert action.option_strings[0] in flags or action.option_strings[0] == "-h"
+
+
+def test_the_machine_s_phase_diagrams_in_the_design_page_are_current() -> None:
+    text = (Path(__file__).parent.parent / "docs" / "design.md").read_text()
+    assert replace_part(text, "machine-phases", machine_part()) == text, "run `make docs`"
+    assert "live --> reading: read the log" in text

@@ -14,7 +14,7 @@ dict lookup done in C, so the tables cost the hot path no Python call.
 
 import enum
 from collections.abc import Iterable, Mapping
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["IllegalPhase", "Phase", "Phases", "phase_diagram"]
 
@@ -54,7 +54,7 @@ class Phases(dict[tuple[P, str], P], Generic[P]):
         return dict.fromkeys(event for _, event in self)
 
 
-def phase_diagram(table: "Phases[P]", start: P) -> str:
+def phase_diagram(table: Mapping[Any, Phase], start: Phase) -> str:
     """``table`` as a Mermaid state diagram (for the manual: generated, never hand-drawn)."""
     lines = ["stateDiagram-v2", f"    [*] --> {start.name.lower()}"]
     for (phase, event), target in table.items():
