@@ -177,10 +177,6 @@ class Runs:
         due = clock.due(self._longest, self._idle)
         heapq.heappush(self.timers, (due, next(self._timer_numbers), task_id, clock.run))
 
-    def deadline(self) -> datetime | None:
-        """When a run may next pass a time limit."""
-        return self.timers[0][0] if self.timers else None
-
     def timed_out(self, now: datetime) -> list[tuple[str, int, RunTimedOut]]:
         """The runs past a time limit by ``now``, with the limit each passed; their clocks
         stop (the caller stops them)."""

@@ -108,6 +108,7 @@ from a2a_core.model._records import TaskRecord
 from a2a_core.store._contract import (
     LoggedEvent,
     OutboxQuery,
+    Pending,
     Put,
     Reads,
     RunningQuery,
@@ -187,7 +188,7 @@ class Server:
         #: Other servers (replicas) decide over the same store: see :meth:`changed`.
         self.shared = shared
         #: Makes the id of each new task, context and message. The core draws no random number,
-        #: so the transport gives it one that does (``lambda: str(uuid.uuid4())``): ids must be
+        #: so the transport gives it a function that draws them from its own source: ids must be
         #: unguessable (a task's id is all a caller needs to ask for it) and never repeat, across
         #: restarts over a durable store too. Tests give a counter, for ids they can predict.
         self._new_id = new_id
@@ -544,26 +545,9 @@ class Server:
                 self.runs.remember(tried.writes)
             case Job():  # first: nearly every read is a decision's
                 decision = self.core.decide(job.input, snapshot, World(now, self._new_id))
-                runs = self.runs
-                runs.reserved.pop(op, None)  # decided again: what it held is void
-                if runs.limited and isinstance(job.input, Call) and job.dispatch is not None:
-                    # Recovery and agents' own progress are never refused: only a caller's.
-                    starts = sum(1 for e in decision.effects if isinstance(e, StartRun))
-                    stream = isinstance(decision.reply, FollowTask)
-                    if starts or stream:
-                        owner = job.input.caller.principal
-                        open_ = len(self.streams.streams)
-                        reserving = runs.reserve(owner, starts, stream, open_)
-                        if isinstance(reserving, BusyError):
-                            del jobs.jobs[op]
-                            assert job.exchange is not None
-                            jobs_exchange = job.exchange
-                            self.waits.deciding.discard(jobs_exchange)
-                            answer = self.core.render(job.dispatch, Fail(reserving))
-                            self._act(Answer(jobs_exchange, answer))
-                            return
-                        if decision.writes:
-                            runs.reserved[op] = reserving
+                self.runs.reserved.pop(op, None)  # decided again: what it held is void
+                if self.runs.limited and self._refused(op, job, decision):
+                    return
                 if decision.writes:
                     action = jobs.commit(op, job, decision)
                     if action is not None:
@@ -596,6 +580,29 @@ class Server:
             case Check(task_id=task_id):
                 del jobs.jobs[op]
                 self._checked(task_id, snapshot.task, now)
+
+    def _refused(self, op: int, job: Job, decision: Decision) -> bool:
+        """Whether a caller's ``decision`` is refused for capacity (and answered busy, before
+        anything is written: a refused send leaves no task behind); else what it starts is
+        reserved until its commit is answered. Recovery and agents' own progress are never
+        refused."""
+        if not isinstance(job.input, Call) or job.dispatch is None or job.exchange is None:
+            return False
+        starts = sum(1 for e in decision.effects if isinstance(e, StartRun))
+        stream = isinstance(decision.reply, FollowTask)
+        if not starts and not stream:
+            return False
+        owner = job.input.caller.principal
+        reserving = self.runs.reserve(owner, starts, stream, len(self.streams.streams))
+        if isinstance(reserving, BusyError):
+            del self.jobs.jobs[op]
+            self.waits.deciding.discard(job.exchange)
+            answer = self.core.render(job.dispatch, Fail(reserving))
+            self._act(Answer(job.exchange, answer))
+            return True
+        if decision.writes:
+            self.runs.reserved[op] = reserving
+        return False
 
     def _committed(self, op: int, ok: bool, now: datetime) -> None:
         jobs = self.jobs
@@ -933,7 +940,7 @@ class Server:
         self.outbox.reading()
         self._ask(Owed(), Reads(outbox=OutboxQuery(RECOVER_BATCH, after)))
 
-    def _deliver_owed(self, owed: tuple[Any, ...], now: datetime) -> None:
+    def _deliver_owed(self, owed: tuple[Pending, ...], now: datetime) -> None:
         """Hand out again what the server before this one left undelivered (at least once:
         a receiver may see a notification twice, with the same ``X-A2A-Notification-Id``)."""
         out, gone = self.outbox.batch(owed)
