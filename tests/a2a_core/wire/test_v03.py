@@ -76,8 +76,7 @@ from a2a_core.wire._v03 import (
     task_out,
     value_out,
 )
-
-from .support import (
+from tests.a2a_core.support import (
     Harness,
     ids,
     json_values,

@@ -33,8 +33,7 @@ from a2a_core.model._requests import GetTaskPushNotificationConfigRequest
 from a2a_core.transport import V1Codec
 from a2a_core.wire import _strict
 from a2a_core.wire._strict import dumps, format_timestamp, parse_timestamp
-
-from .support import (
+from tests.a2a_core.support import (
     artifact_updates,
     cards,
     messages,

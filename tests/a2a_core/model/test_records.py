@@ -23,8 +23,7 @@ from hypothesis import given, settings
 from a2a_core import Message, Part, Role, _json
 from a2a_core.model import _records
 from a2a_core.model._records import message_fingerprint
-
-from .support import messages
+from tests.a2a_core.support import messages
 
 #: Messages of every shape, and the fingerprint each has had since stores first kept them.
 PINNED: list[tuple[Message, str]] = [

@@ -40,8 +40,8 @@ from a2a_core.store import MemoryTasks, Owner, TaskRecord, _compact
 from a2a_core.store._memory import _CREATED
 from a2a_core.testing import strategies
 from a2a_core.transport import HttpRequest, Server, StartRun
+from tests.a2a_core.store.test_rows import records
 from tests.a2a_core.support import CARD
-from tests.a2a_core.test_stored import records
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -48,8 +48,7 @@ from a2a_core.transport import (
     StartRun,
     StreamOpened,
 )
-
-from .support import CARD, EPOCH
+from tests.a2a_core.support import CARD, EPOCH
 
 GRPC = {"content-type": "application/grpc", "te": "trailers", "a2a-version": "1.0"}
 PATH = "/lf.a2a.v1.A2AService/"

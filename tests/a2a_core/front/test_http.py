@@ -46,8 +46,7 @@ from a2a_core.transport import (
     StartRun,
     url_problem,
 )
-
-from .support import (
+from tests.a2a_core.support import (
     CARD,
     METHODS,
     RPC_HEADERS,

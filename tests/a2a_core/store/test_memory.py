@@ -48,7 +48,7 @@ from a2a_core.store import (
 from a2a_core.store._memory import _CREATED, _micros, _SortedIndex
 from a2a_core.testing import Driver, strategies
 from a2a_core.transport import ANONYMOUS
-from tests.a2a_core.test_stored import records
+from tests.a2a_core.store.test_rows import records
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 ANONYMOUS_OWNER = Owner(ANONYMOUS.principal)
