@@ -1,11 +1,12 @@
 """Sends, through the whole server with no I/O (``a2a_core.testing.Driver``): push configs a
 send carries, follow-up turns, and a re-sent message's stream."""
 
+from datetime import timedelta
 from typing import Any
 
 from a2a_core import Message, Part, Role
 from a2a_core.testing import Driver
-from examples import multi_turn
+from examples import echo, multi_turn
 
 HOOK = {"url": "https://hooks.example/a2a", "token": "tok"}
 
@@ -67,3 +68,26 @@ def test_a_resent_streaming_message_answered_directly_streams_that_answer_again(
     assert again.ended
     assert again.events() == [answer]
     assert driver.runs == {}  # the agent did not run twice
+
+
+def test_a_legacy_send_naming_an_expired_task_by_its_id_and_message_starts_it_afresh() -> None:
+    """The expired task (not yet swept) holds both the id the client chose and the message id:
+    it is deleted once, and the same send makes the task anew, running the agent again."""
+    driver = Driver(echo.agent, task_ttl=60)
+    params = {
+        "id": "mine",
+        "message": {"role": "user", "messageId": "m-1", "parts": [{"type": "text", "text": "hi"}]},
+    }
+    first = driver.rpc("tasks/send", params, version="0.1").result()
+    assert first["id"] == "mine"
+    driver.run_agents()
+    done = driver.rpc("tasks/get", {"id": "mine"}, version="0.1").result()
+    assert done["status"]["state"] == "completed"
+    # Past the TTL of a completed task, before any sweep: expired, but still in the store.
+    driver.now += timedelta(seconds=61)
+    assert len(driver.tasks) == 1
+    again = driver.rpc("tasks/send", params, version="0.1").result()
+    assert again["id"] == "mine"
+    assert again["status"]["state"] == "submitted"  # a new task, not a refused turn
+    assert len(driver.runs) == 1  # the agent runs again, on the new task
+    assert driver.problems == []
