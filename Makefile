@@ -6,8 +6,8 @@
 #                keeps them elsewhere: STORE=memory, STORE=sqlite:/path/to/file.db)
 #   make test    install with the dev tools into .venv, then run lint, type checks, the docs build
 #                (strict) and the whole test suite with every code block of the README and the
-#                manual, failing under the branch coverage of a2a_core that pyproject.toml sets,
-#                then the black-box suites again on the SQLite store
+#                manual, failing under the branch coverage set below for a2a_core and for
+#                a2a_adapters, then the black-box suites again on the SQLite store
 # and, when wanted, make bench: ours against the official a2a-sdk, then our HTTP/1.1 server,
 # RESP2 client and JCS against hypercorn, coredis and rfc8785 (about fifteen minutes),
 # make fuzz: the hostile fuzz tests and the hostile-input suite at volume (FUZZ=N requests per
@@ -62,15 +62,25 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# --cov measures a2a_core (the source of [tool.coverage.run]) and fails under its fail_under.
+# --cov measures the branch coverage of a2a_core and a2a_adapters (the sources of
+# [tool.coverage.run]), in the servers that tests start as subprocesses too; then each package
+# must reach its gate. The goal is a2a_core 100% and the adapters at least 95%; the gates are
+# what the suite reached when they were set (a2a_core: 100% but for machine/, testing/ and
+# decide/_reducer.py, 98.87% in all; the adapters 93.37%), a few hundredths below it for what
+# varies from run to run (which side of a race a test's server took). Raise a gate when tests
+# are added; never lower one.
 # Then the black-box suites again with every engine on a SQLite file (test-sqlite): the durable
 # default must behave as memory does.
 # Two workers (this machine's cores), each test file whole on one of them, so that a module's
 # shared servers and fixtures are made once: about 40% off the suite's time, measured.
 TEST_WORKERS ?= 2
+CORE_COVERAGE := 98.8
+ADAPTERS_COVERAGE := 93.3
 test: lint
 	$(BIN)/mkdocs build --strict --quiet --site-dir $(VENV)/site
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --cov
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --cov --cov-report=
+	$(BIN)/coverage report --include='src/a2a_core/*' --fail-under=$(CORE_COVERAGE)
+	$(BIN)/coverage report --include='src/a2a_adapters/*' --fail-under=$(ADAPTERS_COVERAGE)
 	$(MAKE) --no-print-directory test-sqlite
 
 # The generated parts of the docs (the settings reference, the benchmark tables, the core's

@@ -99,7 +99,7 @@ class A2AError(Exception):
             row = ERROR_CODES.get(cls)
             if row is not None:
                 return row
-        raise UsageError(f"{type(self).__name__} has no row in ERROR_CODES")  # pragma: no cover
+        raise UsageError(f"{type(self).__name__} has no row in ERROR_CODES")
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r})"

@@ -40,7 +40,7 @@ part, and that must fail the agent's output, not every later read of its task.
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from json.encoder import encode_basestring as _encode_basestring
 from typing import Any
 
@@ -259,33 +259,25 @@ def value_problem(
     A JSON value here is ``None``, a bool, a finite number, a string of Unicode text, a list of
     JSON values or a dict of such strings to JSON values, nested at most ``max_depth`` deep.
     """
-    for path, problem in _problems(value, root, max_depth):
-        return path, problem
-    return None
-
-
-def _problems(value: Any, root: str, max_depth: int) -> Iterator[tuple[str, str]]:
     # Iterative, so that the walk itself cannot run out of stack on what it is checking; the
-    # path of each node is only built when a problem is found, by a second walk.
+    # path of a node is only built when a problem is found, by a second walk.
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
         problem = _node_problem(node, depth, max_depth)
         if problem is not None:
-            yield _locate(value, node, root), problem
-            return
+            return _locate(value, node, root), problem
         if type(node) is dict:
             for key, item in node.items():
                 if type(key) is not str:
-                    yield _locate(value, node, root), f"has a key of type {type(key).__name__}"
-                    return
+                    return _locate(value, node, root), f"has a key of type {type(key).__name__}"
                 key_problem = string_problem(key)
                 if key_problem is not None:
-                    yield _locate(value, node, root), f"has a key that {key_problem}"
-                    return
+                    return _locate(value, node, root), f"has a key that {key_problem}"
                 stack.append((item, depth + 1))
         elif type(node) in (list, tuple):
             stack.extend((item, depth + 1) for item in node)
+    return None
 
 
 def _node_problem(node: Any, depth: int, max_depth: int) -> str | None:

@@ -1,5 +1,6 @@
 """What an agent may say: ``normalize`` for every kind of value, and ``exception_status``."""
 
+import re
 from typing import Any
 
 import pytest
@@ -142,6 +143,36 @@ def test_anything_else_is_an_invalid_agent_response(value: Any, final: bool) -> 
     assert error.codes.jsonrpc == -32006
     culprit = value[-1] if isinstance(value, list) else value
     assert type(culprit).__name__ in error.message
+
+
+@BOTH
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (
+            Message("m", Role.AGENT, ("hello",)),  # type: ignore[arg-type]
+            "the message's parts[0] is a str, not a Part",
+        ),
+        (
+            Message("m", Role.AGENT, (Part(text="x"),), reference_task_ids=(7,)),  # type: ignore[arg-type]
+            "the message's reference_task_ids[0] is a int, not a string",
+        ),
+        (
+            Artifact(artifact_id="a", parts=(Part(text="x"),), name=b"name"),  # type: ignore[arg-type]
+            "the artifact's name is a bytes, not a string",
+        ),
+        (
+            Artifact(artifact_id="a", parts=(Part(data={"bad": {1, 2}}),)),
+            "the artifact's parts[0]'s data",
+        ),
+    ],
+    ids=["part", "reference", "name", "data"],
+)
+def test_content_that_could_not_be_written_back_is_refused_saying_where(
+    value: Any, said: str, final: bool
+) -> None:
+    with pytest.raises(InvalidAgentResponseError, match=re.escape(said)):
+        normalize(value, final=final)
 
 
 @given(

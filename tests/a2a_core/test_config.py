@@ -24,6 +24,11 @@ def test_durations_may_be_seconds_or_timedeltas() -> None:
     assert config(direct_reply_window=None).direct_reply_window is None
 
 
+def test_the_grpc_port_is_optional() -> None:
+    assert config().grpc_port is None
+    assert config(grpc_port=50051).grpc_port == 50051
+
+
 def test_the_error_mapping_may_be_named_by_its_version() -> None:
     assert config(error_mapping="1.0.0").error_mapping is ErrorMapping.V1_0_0
     assert config(error_mapping=ErrorMapping.V1_0_1).error_mapping is ErrorMapping.V1_0_1
@@ -59,6 +64,10 @@ def test_push_allow_hosts_become_a_set_of_lower_case_names() -> None:
         ({"max_json_depth": 2.5}, TypeError, "max_json_depth must be an int, got 2.5"),
         ({"max_message_parts": -1}, ValueError, "max_message_parts must be at least 1"),
         ({"max_task_messages": 0}, ValueError, "max_task_messages must be at least 1, got 0"),
+        ({"grpc_port": 0}, ValueError, "grpc_port must be a port from 1 to 65535, got 0"),
+        ({"grpc_port": 65536}, ValueError, "grpc_port must be a port from 1 to 65535, got 65536"),
+        ({"grpc_port": True}, ValueError, "grpc_port must be a port from 1 to 65535, got True"),
+        ({"grpc_port": "50051"}, ValueError, "grpc_port must be a port from 1 to 65535, got '5"),
         (
             {"extended_card": "card.json"},
             TypeError,

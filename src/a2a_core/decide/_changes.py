@@ -48,7 +48,7 @@ __all__ = [
 # The builders below call the records' constructors with every field, in order, rather than
 # ``attrs.evolve``: a send makes a dozen new versions of its records, and evolve, which looks
 # the fields up by name each time, cost about a tenth of the core's time. They are the only
-# code that names every field (``tests/a2a_core/test_changes.py`` holds them to the classes).
+# code that names every field (``tests/a2a_core/decide/test_changes.py`` holds them to the classes).
 
 
 def successor(

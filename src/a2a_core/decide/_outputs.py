@@ -12,7 +12,7 @@ from a2a_core._agent_api import ArtifactChunk, StateChange, Update, exception_st
 from a2a_core._config import CoreConfig
 from a2a_core._errors import InvalidAgentResponseError
 from a2a_core.model._records import TaskRecord
-from a2a_core.model._task import Message, StreamEvent, TaskArtifactUpdateEvent, TaskState
+from a2a_core.model._task import StreamEvent, TaskArtifactUpdateEvent, TaskState
 
 from ._changes import (
     commit,
@@ -115,7 +115,7 @@ def _apply(
                         index=index,
                     )
                 )
-            case Message() as message:
+            case message:  # (a Message: the updates are of three kinds)
                 state = transition(task.status.state, Trigger.AGENT_COMPLETED)
                 task = set_status(task, state, message, ctx)
                 replied = True

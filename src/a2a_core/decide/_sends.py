@@ -304,12 +304,14 @@ def rerun(again: Rerun, record: TaskRecord | None) -> Decision:
         return Decision()
     run_effects, running = run_step(record.running, RunTrigger.TURN)
     updated = attrs.evolve(record, version=record.version + 1, run=record.run + 1, running=running)
-    effects: list[Effect] = []
-    if RunEffect.STOP_CURRENT in run_effects:
-        effects.append(StopRun(record.id, record.run))  # (long gone; the table says so anyway)
+    # The task is running (checked above), and a running task's turn stops its run first.
+    assert RunEffect.STOP_CURRENT in run_effects
     request = SendMessageRequest(message, tenant=record.owner.tenant)
-    effects.append(StartRun(updated.id, updated.run, _agent_context(updated, message, request)))
-    return Decision(writes=(Put(updated, record.version),), effects=tuple(effects))
+    effects: tuple[Effect, ...] = (
+        StopRun(record.id, record.run),  # (long gone; the table says so anyway)
+        StartRun(updated.id, updated.run, _agent_context(updated, message, request)),
+    )
+    return Decision(writes=(Put(updated, record.version),), effects=effects)
 
 
 def _agent_context(

@@ -131,8 +131,8 @@ def push_call(config: CoreConfig, call: Call, snapshot: Snapshot, ctx: World) ->
             return Decision(reply=Respond(found))
         case ListTaskPushNotificationConfigsRequest():
             return Decision(reply=Respond(ListTaskPushNotificationConfigsResponse(configs)))
-        case DeleteTaskPushNotificationConfigRequest(id=config_id):
-            kept = tuple(c for c in configs if c.id != config_id)
+        case _:  # a DeleteTaskPushNotificationConfigRequest (asserted above)
+            kept = tuple(c for c in configs if c.id != request.id)
             if len(kept) == len(configs):
                 return Decision(reply=Respond(None))  # deleting is idempotent
             updated = attrs.evolve(record, push_configs=kept, version=record.version + 1)

@@ -344,20 +344,19 @@ class GrpcFront:
 
     def render(self, dispatch: Dispatch, reply: Respond | Fail) -> HttpResponse:
         """The response for a unary call's reply: its message, then OK; or the error."""
-        match reply:
-            case Fail(error=error):
-                return self.error(error)
-            case Respond(value=value):
-                operation = dispatch.call.operation
-                if value is None:
-                    encoded: Any = {}  # google.protobuf.Empty
-                elif operation is Operation.SEND_MESSAGE:
-                    assert isinstance(value, Task | Message)
-                    encoded = self._codec.encode_event(value)  # the SendMessageResponse oneof
-                else:
-                    encoded = self._codec.encode(value)
-                body = frame(self._payloads.encode(operation.value, encoded))
-                return HttpResponse(200, _HEADERS, body, _OK)
+        if isinstance(reply, Fail):
+            return self.error(reply.error)
+        operation = dispatch.call.operation
+        value = reply.value
+        if value is None:
+            encoded: Any = {}  # google.protobuf.Empty
+        elif operation is Operation.SEND_MESSAGE:
+            assert isinstance(value, Task | Message)
+            encoded = self._codec.encode_event(value)  # the SendMessageResponse oneof
+        else:
+            encoded = self._codec.encode(value)
+        body = frame(self._payloads.encode(operation.value, encoded))
+        return HttpResponse(200, _HEADERS, body, _OK)
 
     def stream_headers(self) -> tuple[tuple[str, str], ...]:
         return _HEADERS

@@ -184,7 +184,8 @@ class HttpFront:
         value = reply.value if isinstance(reply, Respond) else None
         task_id = task_concerned(dispatch.call.request, value)
         # Built anew rather than evolved (evolve looks every field up by name, a few
-        # microseconds a reply); tests/a2a_core/test_changes.py holds the fields to this list.
+        # microseconds a reply); tests/a2a_core/decide/test_changes.py holds the fields to
+        # this list.
         served = served_by(dispatch, reply)
         r = response
         return HttpResponse(r.status, r.headers, r.body, r.trailers, task_id, served)

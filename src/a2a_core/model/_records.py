@@ -73,7 +73,8 @@ def message_fingerprint(message: Message) -> str:
     Python's ``hash`` is salted per process, so it cannot serve; canonical JSON can. Kept with
     every stored task, so it is 144 bits of SHA-256 in base64 (24 characters), far past any
     chance of two messages colliding. Stores keep fingerprints across releases (a re-send after
-    an upgrade must still match), so its text must never change: ``test_fingerprint`` pins it.
+    an upgrade must still match), so its text must never change:
+    ``tests/a2a_core/model/test_records.py`` pins it.
     """
     canonical = _canonical_json(message)
     return b2a_base64(sha256(canonical.encode()).digest()[:18], newline=False).decode()

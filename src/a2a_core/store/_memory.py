@@ -432,7 +432,8 @@ class MemoryTasks:
         match write:
             case Put():
                 self._put(write, old, log, _added_messages(old, write.record))
-            case Delete(task_id=task_id):
+            case _:  # a Delete (commit applies Sent writes apart)
+                task_id = write.task_id
                 if old is not None:
                     self._unindex(old)
                     self._release(old)

@@ -10,7 +10,7 @@ snake_case names, an integer written as a string, bytes, a push config, a value 
 type, a part without exactly one content member) it gives up and returns ``None``, and the
 caller decodes the same value the strict way, which raises the same errors with the same paths
 as ever. So whatever it returns must equal what the strict decoder returns for that value:
-``tests/a2a_core/test_wire_quick.py`` checks this over valid, near-valid and hostile requests.
+``tests/a2a_core/wire/test_quick.py`` checks this over valid, near-valid and hostile requests.
 """
 
 # Optional keys are read as ``d[k] if k in d else default``, not ``d.get(k, default)``, which

@@ -368,8 +368,7 @@ def _written(
         item_hook = conv.get_unstructure_hook(item)
         if item_hook == identity:
             return f"list({value})"
-        if item in enums:
-            return f"[item._value_ for item in {value}]"
+        # (A tuple of enums would go through the enum hook below; the model has none.)
         globs[f"_item_{name}"] = item_hook
         return f"[_item_{name}(item) for item in {value}]"
     globs[f"_hook_{name}"] = hook

@@ -9,8 +9,7 @@ import pytest
 from a2a_core import Core, CoreConfig
 from a2a_core.card import AgentCard, AgentCardSignature, canonical_card_bytes
 from a2a_core.transport import Caller, HttpRequest, HttpResponse
-
-from .support import CARD
+from tests.a2a_core.support import CARD
 
 BASE = "http://host"
 CARD_PATH = "/.well-known/agent-card.json"

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from a2a_core import (
     Artifact,
     ArtifactChunk,
+    AuthenticationInfo,
     Core,
     CoreConfig,
     Message,
@@ -40,8 +41,8 @@ from a2a_core.store import MemoryTasks, Owner, TaskRecord, _compact
 from a2a_core.store._memory import _CREATED
 from a2a_core.testing import strategies
 from a2a_core.transport import HttpRequest, Server, StartRun
+from tests.a2a_core.store.test_rows import records
 from tests.a2a_core.support import CARD
-from tests.a2a_core.test_stored import records
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -211,6 +212,50 @@ class Text(str):
     """A ``str`` that is not exactly one: decoded, it would come back a plain ``str``."""
 
 
+@attrs.frozen
+class OddPart(Part):
+    """A subclass of a model class: decoded, it would come back the class itself."""
+
+
+@attrs.frozen
+class OddArtifact(Artifact):
+    pass
+
+
+@attrs.frozen
+class OddTask(Task):
+    pass
+
+
+@attrs.frozen
+class OddConfig(TaskPushNotificationConfig):
+    pass
+
+
+@attrs.frozen
+class OddAuthentication(AuthenticationInfo):
+    pass
+
+
+def with_artifact(artifact: Artifact) -> TaskRecord:
+    record, _ = echo()
+    return attrs.evolve(record, task=attrs.evolve(record.task, artifacts=(artifact,)))
+
+
+def with_config(
+    config: TaskPushNotificationConfig | list[TaskPushNotificationConfig],
+) -> TaskRecord:
+    record, _ = echo()
+    configs = config if isinstance(config, list) else (config,)
+    return attrs.evolve(record, push_configs=configs)  # type: ignore[arg-type]
+
+
+def holding_itself() -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    value["itself"] = value
+    return value
+
+
 def with_part(part: Part) -> TaskRecord:
     record, _ = echo()
     artifact = Artifact("a", (part,))
@@ -233,6 +278,22 @@ def with_part(part: Part) -> TaskRecord:
         attrs.evolve(echo()[0], messages=[("m", "f")]),  # type: ignore[arg-type]
         attrs.evolve(echo()[0], messages=(["m", "f"],)),  # type: ignore[arg-type]
         attrs.evolve(echo()[0], messages=(("m", b"f"),)),  # type: ignore[arg-type]
+        with_artifact(Artifact(Text("a"), (Part(text="x"),))),
+        with_artifact(Artifact("a", [Part(text="x")])),  # type: ignore[arg-type]
+        with_part(OddPart(text="x")),
+        with_artifact(OddArtifact("a", (Part(text="x"),))),
+        attrs.evolve(echo()[0], task=OddTask(echo()[0].task.id, echo()[0].task.status)),
+        with_config(OddConfig(url="https://hook", id="p", task_id=echo()[0].task.id)),
+        with_config(
+            TaskPushNotificationConfig(
+                url="https://hook",
+                id="p",
+                task_id=echo()[0].task.id,
+                authentication=OddAuthentication("Bearer"),
+            )
+        ),
+        with_config([TaskPushNotificationConfig(url="https://hook", id="p", task_id="t")]),
+        with_part(Part(data=holding_itself())),
     ],
 )
 def test_a_record_holding_a_value_with_no_compact_form_has_no_blob(record: TaskRecord) -> None:
@@ -272,6 +333,17 @@ def test_a_log_holding_a_value_with_no_compact_form_has_no_blob(event: object) -
         with_part(Part(data={"n": 1.5, "list": [None, True, {"a": []}]})),
         with_part(Part(raw=b"\x00\xff", filename="f", media_type="application/octet-stream")),
         with_part(Part(text="")),
+        # Shaped as a UUID but not one (not hex, capitals): kept as the text it is.
+        with_artifact(Artifact("zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz", (Part(text="x"),))),
+        with_artifact(Artifact("0123ABCD-0000-4000-8000-000000000000", (Part(text="x"),))),
+        with_config(
+            TaskPushNotificationConfig(
+                url="https://hook",
+                id="p",
+                task_id=echo()[0].task.id,
+                authentication=AuthenticationInfo("Bearer", "s"),
+            )
+        ),
     ],
 )
 def test_a_record_off_the_usual_path_still_decodes_exactly(record: TaskRecord) -> None:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_core.decide._push_policy import header_id
+from a2a_core.decide._push_policy import auth_scheme_problem, header_id, header_value_problem
 from a2a_core.transport import address_allowed, url_problem
 
 REFUSED_ADDRESSES = [
@@ -272,3 +272,49 @@ def test_a_refused_webhook_says_which_setting_allows_it(url: str) -> None:
     assert f"--push-allow-host {host}" in problem
     assert "push_allow_hosts" in problem
     assert url_problem(url, [host]) is None
+
+
+@pytest.mark.parametrize(
+    ("address", "allowed"),
+    [("64:ff9b:1:0:ff00::808:808", True), ("64:ff9b:1:0:ff00::7f00:1", False)],
+)
+def test_a_nat64_local_address_with_a_u_octet_has_only_its_last_32_bits_to_read(
+    address: str, allowed: bool
+) -> None:
+    """RFC 6052 layouts with a /48, /56 or /64 prefix need bits 64..71 (the "u" octet) zero:
+    where they are not, the address can only be a /96 prefix's, which its last 32 bits say."""
+    assert address_allowed(address) is allowed
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("token", None),
+        ("inner spaces pass", None),
+        (" leading", "must not begin or end with a space (it is sent as an HTTP header value)"),
+        ("trailing ", "must not begin or end with a space (it is sent as an HTTP header value)"),
+        (
+            "tab\there",
+            "must be printable ASCII to be sent as an HTTP header; character 3 is U+0009",
+        ),
+        ("café", "must be printable ASCII to be sent as an HTTP header; character 3 is U+00E9"),
+    ],
+)
+def test_header_values_are_visible_ascii_with_inner_spaces_only(
+    value: str, problem: str | None
+) -> None:
+    assert header_value_problem(value) == problem
+
+
+@pytest.mark.parametrize(
+    ("scheme", "problem"),
+    [
+        ("Bearer", None),
+        ("", "must not be empty"),
+        ("   ", "must not be empty"),
+        ("Be arer", "it holds U+0020"),
+    ],
+)
+def test_auth_schemes_are_http_tokens(scheme: str, problem: str | None) -> None:
+    found = auth_scheme_problem(scheme)
+    assert (found is None) if problem is None else (found is not None and found.endswith(problem))

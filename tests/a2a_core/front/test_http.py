@@ -13,11 +13,13 @@ from a2a_core import (
     AuthenticationInfo,
     CancelTaskRequest,
     Core,
+    CoreConfig,
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
     GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
     Message,
     Part,
@@ -33,7 +35,7 @@ from a2a_core import (
 from a2a_core.card import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from a2a_core.decisions import AgentDone, AwaitTask, Call, Dispatch, Fail, Operation, Push, Respond
 from a2a_core.errors import ERROR_CODES, A2AError, BusyError, TaskNotFoundError
-from a2a_core.front._http import task_concerned
+from a2a_core.front._http import HttpFront, task_concerned
 from a2a_core.store import LoggedEvent, MemoryTasks
 from a2a_core.testing import counting_ids
 from a2a_core.transport import (
@@ -44,10 +46,10 @@ from a2a_core.transport import (
     Notify,
     Server,
     StartRun,
+    V1Codec,
     url_problem,
 )
-
-from .support import (
+from tests.a2a_core.support import (
     CARD,
     METHODS,
     RPC_HEADERS,
@@ -562,6 +564,24 @@ def test_with_the_old_dialects_off_only_v1_is_spoken() -> None:
     legacy = rpc_request("tasks/get", {"id": "t"}, headers={**RPC_HEADERS, "a2a-version": "0.1"})
     assert rpc_error(answer(core, legacy))["error"]["code"] == -32009
     assert isinstance(handle(core, rpc_request("GetTask", {"id": "t"})), Dispatch)
+    unknown = rpc_error(answer(core, rpc_request("GetTasks", {"id": "t"})))
+    assert unknown["error"]["code"] == -32601
+    assert unknown["error"]["message"] == "Method not found: 'GetTasks' is not an A2A 1.0 method"
+
+
+def test_a_v03_client_gets_the_extended_card_with_no_params() -> None:
+    """``agent/getAuthenticatedExtendedCard`` takes no params: whatever it is sent is ignored."""
+    core = make_core(extended_card=attrs.evolve(CARD, name="Extended"))
+    request = rpc_request(
+        "agent/getAuthenticatedExtendedCard",
+        {"ignored": True},
+        headers={"content-type": "application/json"},  # no A2A-Version: 0.3
+    )
+    served = answer(core, request)
+    assert isinstance(served, HttpResponse)
+    card = json.loads(served.body)["result"]
+    assert card["name"] == "Extended"
+    assert card["protocolVersion"] == "0.3.0"  # the card as a v0.3 client reads it
 
 
 def test_send_results_are_wrapped_in_their_oneof_key() -> None:
@@ -997,3 +1017,129 @@ def _said(text: str, **fields: Any) -> Message:
 )
 def test_the_task_an_answer_concerns(request_: Any, value: object, task_id: str) -> None:
     assert task_concerned(request_, value) == task_id
+
+
+def front(**options: Any) -> HttpFront:
+    """The HTTP front alone, over the test card: what the machine routes and renders with."""
+    return HttpFront(CoreConfig(card=CARD, **options), V1Codec())
+
+
+def test_a_v03_client_asking_for_an_unconfigured_extended_card_gets_v03s_own_code() -> None:
+    request = rpc_request(
+        "agent/getAuthenticatedExtendedCard", {}, headers={"content-type": "application/json"}
+    )
+    answered = front().route(request, ALICE, BASE)
+    assert isinstance(answered, HttpResponse)
+    assert rpc_error(answered)["error"]["code"] == -32007  # AuthenticatedExtendedCardNotConfigured
+
+
+def test_the_jwks_path_is_served_only_with_keys_configured() -> None:
+    assert front(card_jwks=b'{"keys": []}').serves("GET", "/.well-known/jwks.json")
+    assert not front().serves("GET", "/.well-known/jwks.json")
+
+
+def test_an_sse_stream_ends_with_nothing_or_with_an_error_event_naming_the_request() -> None:
+    http = front()
+    request = rpc_request("SendStreamingMessage", {"message": user_message_json()}, rpc_id=9)
+    routed = http.route(request, ALICE, BASE)
+    assert isinstance(routed, Dispatch)
+    assert http.stream_end(routed) == ((), ())
+    (frame,), trailers = http.stream_end(routed, TaskNotFoundError("gone"))
+    assert trailers == ()
+    event, data = frame.decode().splitlines()[:2]
+    assert event == "event: error"
+    body = json.loads(data.removeprefix("data: "))
+    assert (body["id"], body["error"]["code"], body["error"]["message"]) == (9, -32001, "gone")
+
+
+def test_an_event_payload_is_the_json_rpc_response_an_sse_frame_would_hold() -> None:
+    http = front()
+    request = rpc_request("SubscribeToTask", {"id": "t"}, rpc_id="s")
+    routed = http.route(request, ALICE, BASE)
+    assert isinstance(routed, Dispatch)
+    update = TaskStatusUpdateEvent("t", "c", TaskStatus(TaskState.WORKING))
+    frame = LoggedEvent(3, update)
+    payload = http.event_payload(routed, frame)
+    assert json.loads(payload)["id"] == "s"
+    assert json.loads(payload)["result"]["statusUpdate"]["taskId"] == "t"
+    assert http.render_event(routed, frame) == b"id: 3\ndata: " + payload + b"\n\n"
+
+
+def test_an_error_is_rendered_as_a_json_rpc_error_for_adapters() -> None:
+    response = front().render_error("r", TaskNotFoundError("gone"))
+    assert rpc_error(response) == {
+        "jsonrpc": "2.0",
+        "id": "r",
+        "error": rpc_error(response)["error"],
+    }
+    assert rpc_error(response)["error"]["code"] == -32001
+
+
+def test_a_body_too_large_on_a_rest_route_is_a_google_rpc_status() -> None:
+    response = front(max_body_bytes=10).too_large("/message:send")
+    assert response.status == 413
+    assert json.loads(response.body)["error"]["status"] == "RESOURCE_EXHAUSTED"
+    rpc = front(max_body_bytes=10).too_large("/")
+    assert rpc_error(rpc, 413)["error"]["code"] == -32600
+
+
+V03_HEADERS = {"content-type": "application/json"}  # no A2A-Version: a v0.3 client
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "value", "result"),
+    [
+        (
+            "tasks/get",
+            {"id": "t"},
+            Task("t", TaskStatus(TaskState.WORKING), context_id="c"),
+            # (with the legacy sessionId beside contextId, for v0.1 clients)
+            {
+                "kind": "task",
+                "id": "t",
+                "contextId": "c",
+                "sessionId": "c",
+                "status": {"state": "working"},
+            },
+        ),
+        (
+            "tasks/pushNotificationConfig/get",
+            {"id": "t", "pushNotificationConfigId": "p"},
+            TaskPushNotificationConfig(url="https://hook", id="p", task_id="t"),
+            {
+                "taskId": "t",
+                "id": "t",
+                "pushNotificationConfig": {"url": "https://hook", "id": "p"},
+            },
+        ),
+        (
+            "tasks/pushNotificationConfig/list",
+            {"id": "t"},
+            ListTaskPushNotificationConfigsResponse(
+                (TaskPushNotificationConfig(url="https://hook", id="p", task_id="t"),)
+            ),
+            [
+                {
+                    "taskId": "t",
+                    "id": "t",
+                    "pushNotificationConfig": {"url": "https://hook", "id": "p"},
+                }
+            ],
+        ),
+        (
+            "tasks/pushNotificationConfig/delete",
+            {"id": "t", "pushNotificationConfigId": "p"},
+            None,
+            None,
+        ),
+    ],
+    ids=["task", "push-config", "push-configs", "deleted"],
+)
+def test_results_are_written_as_a_v03_client_reads_them(
+    method: str, params: dict[str, Any], value: Any, result: Any
+) -> None:
+    http = front(push_notifications=True)
+    routed = http.route(rpc_request(method, params, headers=V03_HEADERS), ALICE, BASE)
+    assert isinstance(routed, Dispatch)
+    answered = http.render(routed, Respond(value))
+    assert json.loads(answered.body) == {"jsonrpc": "2.0", "id": 1, "result": result}

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from a2a_core import Core, CoreConfig, ErrorMapping
+from a2a_core import Core, CoreConfig, ErrorMapping, Task, TaskState, TaskStatus
 from a2a_core._errors import (
     CompressionNotSupportedError,
     InvalidRequestError,
@@ -24,8 +24,10 @@ from a2a_core._errors import (
     TaskNotFoundError,
 )
 from a2a_core.card import AgentCapabilities, AgentCard, AgentExtension
+from a2a_core.decisions import Respond
 from a2a_core.errors import FieldViolation, UsageError
 from a2a_core.front._exchange import Binding, Dispatch
+from a2a_core.front._http import HttpFront
 from a2a_core.grpc import (
     GRPC_CODES,
     PayloadError,
@@ -47,9 +49,9 @@ from a2a_core.transport import (
     Server,
     StartRun,
     StreamOpened,
+    V1Codec,
 )
-
-from .support import CARD, EPOCH
+from tests.a2a_core.support import CARD, EPOCH
 
 GRPC = {"content-type": "application/grpc", "te": "trailers", "a2a-version": "1.0"}
 PATH = "/lf.a2a.v1.A2AService/"
@@ -557,3 +559,29 @@ def test_a_value_the_codec_cannot_carry_is_invalid_argument_naming_its_field() -
     found = status(trailers(routed))
     assert found.message == "Invalid parameters: metadata.k: nan is not a number JSON can carry"
     assert info.reason == "INVALID_PARAMS"
+
+
+@pytest.mark.parametrize(
+    ("method", "message", "value", "answered"),
+    [
+        (
+            "GetTask",
+            {"id": "t"},
+            Task("t", TaskStatus(TaskState.WORKING), context_id="c"),
+            {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}},
+        ),
+        ("DeleteTaskPushNotificationConfig", {"taskId": "t", "id": "p"}, None, {}),
+    ],
+    ids=["a-message", "empty"],
+)
+def test_a_unary_reply_is_its_message_then_ok(
+    method: str, message: Any, value: Any, answered: Any
+) -> None:
+    """What the core answers is the method's response message (``google.protobuf.Empty`` for
+    nothing), framed, with an OK status in the trailers."""
+    front = HttpFront(CoreConfig(card=CARD, push_notifications=True), V1Codec(), JsonPayloads())
+    routed = front.route(call(method, message), ANONYMOUS, "http://host")
+    assert isinstance(routed, Dispatch)
+    response = front.render(routed, Respond(value))
+    assert trailers(response)["grpc-status"] == "0"
+    assert json.loads(unframe(response.body, "", 1 << 20)) == answered

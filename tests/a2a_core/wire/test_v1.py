@@ -8,6 +8,7 @@ from unittest import mock
 
 import attrs
 import pytest
+from cattrs.errors import AttributeValidationNote, ClassValidationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,8 +34,7 @@ from a2a_core.model._requests import GetTaskPushNotificationConfigRequest
 from a2a_core.transport import V1Codec
 from a2a_core.wire import _strict
 from a2a_core.wire._strict import dumps, format_timestamp, parse_timestamp
-
-from .support import (
+from tests.a2a_core.support import (
     artifact_updates,
     cards,
     messages,
@@ -448,6 +448,11 @@ def test_security_scheme_oneof_needs_exactly_one_member() -> None:
     none: dict[str, Any] = {"a": {}}
     with pytest.raises(InvalidParamsError):
         codec.decode(AgentCard, card | {"securitySchemes": none}, "card")
+    with pytest.raises(InvalidParamsError) as raised:
+        codec.decode(AgentCard, card | {"securitySchemes": {"a": "apiKey"}}, "card")
+    (violation,) = raised.value.violations
+    assert violation.field.startswith("card.securitySchemes")
+    assert violation.description == "expected a JSON object holding one security scheme"
 
 
 def test_error_details_carry_error_info_and_bad_request() -> None:
@@ -464,3 +469,29 @@ def test_error_details_carry_error_info_and_bad_request() -> None:
             {"field": "params.message.messageId", "description": "expected a string, got a number"}
         ],
     }
+
+
+def test_a_timestamp_without_an_offset_is_utc() -> None:
+    assert parse_timestamp("2026-01-02T03:04:05") == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert parse_timestamp("2026-01-02T04:04:05+01:00") == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def test_oauth_scopes_are_strings_to_strings() -> None:
+    flows = {"clientCredentials": {"tokenUrl": "https://t", "scopes": {"read": 5}}}
+    card = codec.encode(AgentCard("n", "d", "1"))
+    card["securitySchemes"] = {"o": {"oauth2SecurityScheme": {"flows": flows}}}
+    with pytest.raises(InvalidParamsError) as raised:
+        codec.decode(AgentCard, card, "card")
+    (violation,) = raised.value.violations
+    assert violation.field.startswith("card.securitySchemes")
+    assert violation.description == "expected string values, got a number for 'read'"
+
+
+def test_notes_that_are_not_cattrs_paths_do_not_change_the_path() -> None:
+    """An exception may carry notes of its own (Python's, a library's) beside cattrs' notes:
+    only cattrs' say where the value was."""
+    inner = ValueError("bad")
+    inner.add_note("a note that is not a path")
+    inner.add_note(AttributeValidationNote("Structuring field", "task_id", str))
+    error = ClassValidationError("While structuring", [inner], GetTaskRequest)
+    assert _strict.violations(error, "params") == [FieldViolation("params.taskId", "bad")]

@@ -42,13 +42,14 @@ from a2a_core.store import (
     Put,
     Reads,
     RunningQuery,
+    Sent,
     TaskRecord,
     _compact,
 )
 from a2a_core.store._memory import _CREATED, _micros, _SortedIndex
 from a2a_core.testing import Driver, strategies
 from a2a_core.transport import ANONYMOUS
-from tests.a2a_core.test_stored import records
+from tests.a2a_core.store.test_rows import records
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 ANONYMOUS_OWNER = Owner(ANONYMOUS.principal)
@@ -272,6 +273,97 @@ def test_a_task_without_message_ids_comes_and_goes() -> None:
     assert tasks._messages == {}
     assert tasks.commit([Delete("t", 1)])
     assert len(tasks) == 0
+
+
+def test_a_put_must_advance_the_version_by_one_and_continue_the_log() -> None:
+    """Bugs of the machine, not refusals: a refused commit would be retried the same way."""
+    tasks = MemoryTasks()
+    task = Task("t", TaskStatus(TaskState.WORKING, timestamp=EPOCH), "c")
+    with pytest.raises(UsageError, match="advance the version by exactly one"):
+        tasks.commit([Put(TaskRecord(task, Owner("a"), 2, EPOCH), 0)])
+    note = TaskStatusUpdateEvent("t", "c", task.status)
+    with pytest.raises(UsageError, match="without a gap"):
+        tasks.commit([Put(TaskRecord(task, Owner("a"), 1, EPOCH), 0, (LoggedEvent(2, note),))])
+    assert len(tasks) == 0
+
+
+def test_deleting_a_task_that_is_not_there_changes_nothing() -> None:
+    tasks = MemoryTasks()
+    assert tasks.commit([Delete("gone", 0)])
+    assert len(tasks) == 0
+
+
+def test_a_message_id_freed_and_claimed_in_one_commit_belongs_to_its_new_task() -> None:
+    """An expired task still holding a message id is deleted by the send that reuses the id,
+    in the same commit, whichever order the writes come in."""
+    tasks = MemoryTasks()
+    done = Task("old", TaskStatus(TaskState.COMPLETED, timestamp=EPOCH), "c")
+    old = TaskRecord(done, Owner("a"), 1, EPOCH, messages=(("m-1", "f"),))
+    assert tasks.commit([Put(old, 0)])
+    fresh = Task("new", TaskStatus(TaskState.SUBMITTED, timestamp=EPOCH), "c")
+    new = TaskRecord(fresh, Owner("a"), 1, EPOCH, messages=(("m-1", "f"),))
+    assert tasks.commit([Put(new, 0), Delete("old", 1)])
+    assert tasks._messages[Owner("a")] == {"m-1": "new"}
+    snapshot = tasks.read(Reads(message=MessageKey(Owner("a"), "m-1")))
+    assert snapshot.by_message is not None
+    assert snapshot.by_message.id == "new"
+
+
+def test_a_batch_may_delete_a_task_and_make_it_anew_and_settle_notifications() -> None:
+    tasks = MemoryTasks()
+    task = Task("t", TaskStatus(TaskState.WORKING, timestamp=EPOCH), "c")
+    first = TaskRecord(task, Owner("a"), 1, EPOCH)
+    note = LoggedEvent(1, TaskStatusUpdateEvent("t", "c", task.status))
+    assert tasks.commit([Put(first, 0, (note,), outbox=(("p", 1), ("q", 1)))])
+    pending = tasks.read(Reads(outbox=OutboxQuery(limit=10))).outbox
+    assert [(p.config_id, p.event.seq) for p in pending] == [("p", 1), ("q", 1)]
+    again = TaskRecord(task, Owner("a"), 1, EPOCH + timedelta(seconds=1))
+    settled = [Sent("t", "p", 1), Sent("t", "q", 1, attempts=2), Sent("t", "r", 9)]
+    assert tasks.commit([*settled, Delete("t", 1), Put(again, 0)])
+    assert tasks._record("t") == again
+    # (The task deleted and made anew in one batch keeps no outbox of the one before it.)
+    assert tasks.read(Reads(outbox=OutboxQuery(limit=10))).outbox == ()
+    assert not tasks.commit([Delete("t", 1), Put(again, 0), Put(again, 0)])  # versions still count
+
+
+def test_a_batch_in_which_two_tasks_claim_one_message_id_is_refused_whole() -> None:
+    tasks = MemoryTasks()
+    one, two = (
+        TaskRecord(
+            Task(name, TaskStatus(TaskState.SUBMITTED, timestamp=EPOCH), "c"),
+            Owner("a"),
+            1,
+            EPOCH,
+            messages=(("m-1", "f"),),
+        )
+        for name in ("one", "two")
+    )
+    assert not tasks.commit([Put(one, 0), Put(two, 0)])
+    assert len(tasks) == 0
+
+
+def test_a_context_lists_its_tasks_newest_first_since_a_time() -> None:
+    tasks = MemoryTasks()
+    for n in range(3):
+        at = EPOCH + timedelta(seconds=n)
+        task = Task(f"t{n}", TaskStatus(TaskState.COMPLETED, timestamp=at), "c")
+        assert tasks.commit([Put(TaskRecord(task, Owner("a"), 1, at), 0)])
+    since = EPOCH + timedelta(seconds=1)
+    query = ListQuery(Owner("a"), 10, context_id="c", updated_since=since)
+    page = tasks.read(Reads(listing=query)).page
+    assert page is not None
+    assert [r.id for r in page.records] == ["t2", "t1"]
+    assert page.total == 2
+    done = ListQuery(Owner("a"), 10, context_id="c", state=TaskState.COMPLETED)
+    listed = tasks.read(Reads(listing=done)).page
+    assert listed is not None
+    assert [r.id for r in listed.records] == ["t2", "t1", "t0"]
+
+
+def test_a_time_without_a_zone_is_taken_as_utc() -> None:
+    naive = datetime(2026, 1, 1, 12, 0, 0, 5)
+    assert _micros(naive) == _micros(naive.replace(tzinfo=UTC))
+    assert _micros(datetime(1970, 1, 1, 0, 0, 1)) == 1_000_000
 
 
 # --- settled tasks, kept compact ----------------------------------------------------------------

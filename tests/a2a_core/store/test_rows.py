@@ -1,5 +1,6 @@
 """The stored form of records and events: whatever a store writes, it reads back exactly."""
 
+import json
 from datetime import UTC, datetime
 
 import attrs
@@ -84,3 +85,25 @@ def test_what_is_not_a_record_is_refused_with_the_reason(text: str) -> None:
 def test_what_is_not_an_event_is_refused_with_the_reason(text: str) -> None:
     with pytest.raises(UsageError, match="stored event"):
         load_event(text)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "reason"),
+    [
+        ("owner", [7, ""], "expected text, got int"),
+        ("skillId", None, "expected text, got NoneType"),
+        ("seq", -1, "expected a count, got -1"),
+        ("version", True, "expected a count, got True"),
+    ],
+)
+def test_a_record_with_a_field_of_the_wrong_type_is_refused_naming_it(
+    field: str, value: object, reason: str
+) -> None:
+    at = datetime(2026, 12, 1, tzinfo=UTC)
+    task = Task(id="t-1", status=TaskStatus(TaskState.WORKING, None, at), context_id="c-1")
+    stored = json.loads(
+        dump_record(TaskRecord(task=task, owner=Owner("alice"), version=1, created_at=at))
+    )
+    stored[field] = value
+    with pytest.raises(UsageError, match=f"could not be read: {reason}"):
+        load_record(json.dumps(stored))

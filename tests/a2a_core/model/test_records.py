@@ -23,8 +23,7 @@ from hypothesis import given, settings
 from a2a_core import Message, Part, Role, _json
 from a2a_core.model import _records
 from a2a_core.model._records import message_fingerprint
-
-from .support import messages
+from tests.a2a_core.support import messages
 
 #: Messages of every shape, and the fingerprint each has had since stores first kept them.
 PINNED: list[tuple[Message, str]] = [
@@ -134,3 +133,31 @@ def test_a_value_json_has_no_form_of_fails_as_json_dumps_does() -> None:
     message = Message("m", Role.USER, (Part(data={"x": object()}),))
     with pytest.raises(TypeError, match="Object of type object is not JSON serializable"):
         message_fingerprint(message)
+
+
+@attrs.frozen
+class _One:
+    only: str
+
+
+@attrs.frozen
+class _NoFields:
+    pass
+
+
+@pytest.mark.parametrize(
+    ("value", "fields"),
+    [
+        (Part(text="x"), ("x", None, None, None, None, "", "")),
+        (_One("x"), ("x",)),
+        (_NoFields(), ()),
+    ],
+    ids=["several", "one", "none"],
+)
+def test_an_attrs_value_is_the_tuple_of_its_fields_whatever_their_number(
+    value: Any, fields: tuple[Any, ...]
+) -> None:
+    """(``operator.attrgetter`` of a single name gives the value itself, not a 1-tuple: a class
+    of one field must still be a list in the canonical JSON, not its bare value.)"""
+    assert _records._canonical(value) == fields
+    assert _records._canonical(value) == fields  # and again, from the getter kept for the class

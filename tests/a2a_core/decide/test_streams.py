@@ -62,6 +62,16 @@ def test_a_subscription_starts_with_the_snapshot() -> None:
     assert not step.gap
 
 
+def test_a_resent_message_the_agent_answered_directly_streams_that_answer_alone() -> None:
+    """The answer is the whole stream (a direct reply ends it), held for no one."""
+    reply = Message("r", Role.AGENT, (Part(text="done"),), context_id="c")
+    step = open_cursor(FollowTask("t", StreamMode.SEND, 3, reply, TaskState.COMPLETED, HOLD))
+    assert step.frames == (E(3, reply),)
+    assert step.cursor.done
+    assert step.cursor.held is None
+    assert not step.gap
+
+
 def test_a_send_stream_holds_its_snapshot_until_the_agent_speaks() -> None:
     step = open_cursor(FollowTask("t", StreamMode.SEND, 1, task(), TaskState.SUBMITTED, HOLD))
     assert step.frames == ()

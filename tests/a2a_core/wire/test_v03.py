@@ -76,8 +76,7 @@ from a2a_core.wire._v03 import (
     task_out,
     value_out,
 )
-
-from .support import (
+from tests.a2a_core.support import (
     Harness,
     ids,
     json_values,
@@ -533,6 +532,9 @@ def test_push_set_in_flattens_the_config() -> None:
     # Misshapen: passed on, and refused.
     assert push_set_in({"taskId": "t", "pushNotificationConfig": "x"}) == "x"
     assert push_set_in(7) == 7
+    odd = {"taskId": "t", "pushNotificationConfig": {"url": "https://hook", "authentication": "s"}}
+    assert push_set_in(odd)["authentication"] == "s"
+    refused(TaskPushNotificationConfig, push_set_in(odd))
     refused(TaskPushNotificationConfig, push_set_in({"taskId": "t"}))
 
 
@@ -1129,6 +1131,7 @@ def test_card_v03_fields_describe_security_in_openapi_terms() -> None:
         security_schemes={
             "key": APIKeySecurityScheme(location="header", name="X-Key", description="k"),
             "bearer": HTTPAuthSecurityScheme(scheme="Bearer", bearer_format="JWT"),
+            "basic": HTTPAuthSecurityScheme(scheme="Basic"),
             "oauth": OAuth2SecurityScheme(
                 flows=ClientCredentialsOAuthFlow(token_url="https://t", scopes={"r": "read"})
             ),
@@ -1142,6 +1145,7 @@ def test_card_v03_fields_describe_security_in_openapi_terms() -> None:
     assert extra["securitySchemes"] == {
         "key": {"type": "apiKey", "in": "header", "name": "X-Key", "description": "k"},
         "bearer": {"type": "http", "scheme": "Bearer", "bearerFormat": "JWT"},
+        "basic": {"type": "http", "scheme": "Basic"},
         "oauth": {
             "type": "oauth2",
             "flows": {"clientCredentials": {"tokenUrl": "https://t", "scopes": {"r": "read"}}},

@@ -91,8 +91,7 @@ from a2a_core.front._rest import (
 )
 from a2a_core.testing import Driver
 from a2a_core.transport import Caller, HttpRequest, HttpResponse
-
-from .support import (
+from tests.a2a_core.support import (
     Harness,
     json_values,
     make_core,

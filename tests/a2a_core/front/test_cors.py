@@ -4,8 +4,7 @@ answer gets; and the origins a configuration may name."""
 import pytest
 
 from a2a_core import Core, CoreConfig
-
-from .support import CARD
+from tests.a2a_core.support import CARD
 
 APP = "https://app.example"
 

@@ -20,8 +20,7 @@ from a2a_core.transport import (
     StartRun,
     StreamOpened,
 )
-
-from .support import RPC_HEADERS, rpc_request, user_message_json
+from tests.a2a_core.support import RPC_HEADERS, rpc_request, user_message_json
 
 REQUIRED = "urn:example:required"
 OPTIONAL = "urn:example:optional"
