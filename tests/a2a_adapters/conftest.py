@@ -8,8 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from a2a_adapters import _serve
-from a2a_adapters.stores import RedisStore, SqliteStore
+from a2a_adapters.stores import RedisStore, SqliteStore, _open
 from tests import servers
 from tests.a2a_adapters.redis_server import REDIS_SERVER, RedisServer, redis_available
 
@@ -66,7 +65,8 @@ def default_store(
         return store
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_serve, "MemoryStore", fresh)
+        # Every engine built without a store of its own opens "memory" through open_store.
+        patch.setattr(_open, "MemoryStore", fresh)
         yield chosen
     for store in _OPENED:
         store.close()
